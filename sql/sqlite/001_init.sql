@@ -1,0 +1,2 @@
+-- placeholder, replaced by the store work
+CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);

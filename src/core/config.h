@@ -1,0 +1,86 @@
+/*
+ * config.h — the typed configuration table (tmux's options-table is the
+ * model): every key has a type, a default, bounds, a unit, a help line and
+ * whether it may change while the daemon runs.
+ *
+ * Precedence (DESIGN.md §7): --set > -c file > value stored in the database
+ * > built-in default. Each value remembers its source; a set from a lower
+ * source never replaces a value from a higher one. Values are validated on
+ * every set; a bad value is refused with a message naming the key.
+ */
+#ifndef CACHEBOX_CORE_CONFIG_H
+#define CACHEBOX_CORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum cfg_type {
+	CFG_STRING,	/* free text, at most CONFIG_MAX_VALUE bytes */
+	CFG_INT,	/* decimal integer within [min, max] */
+	CFG_BOOL,	/* true/false, yes/no, on/off, 1/0 */
+	CFG_SIZE,	/* bytes; accepts suffixes k, m, g (KiB, MiB, GiB) */
+	CFG_LEVEL,	/* log level name */
+	CFG_URLS,	/* comma-separated ws:// or wss:// URLs (may be empty) */
+	CFG_UPLINK,	/* empty, ws://, wss:// or postgres:// URL */
+	CFG_HOSTPORT,	/* host:port or [v6]:port */
+	CFG_KEYS,	/* comma-separated npub or 64-hex public keys (may be empty) */
+};
+
+enum cfg_source {
+	CFG_SRC_DEFAULT = 0,
+	CFG_SRC_DB,
+	CFG_SRC_FILE,
+	CFG_SRC_CLI,
+};
+
+struct cfg_def {
+	const char	*name;
+	enum cfg_type	 type;
+	const char	*def;		/* default, as text */
+	int64_t		 min, max;	/* for CFG_INT and CFG_SIZE */
+	const char	*unit;		/* "ms", "bytes", ... or "" */
+	const char	*help;
+	bool		 runtime;	/* may change while running */
+	bool		 secret;	/* never shown in full (admin.token) */
+};
+
+struct config;
+
+/* A configuration holding every default. NULL on allocation failure. */
+struct config	*config_new(void);
+void		 config_free(struct config *);
+
+/* The definition of key, or NULL if there is no such key. */
+const struct cfg_def *config_lookup(const char *key);
+/* The table, terminated by an entry with name == NULL. */
+const struct cfg_def *config_table(void);
+
+/*
+ * Validate value for key and store it from source src unless the current
+ * value came from a higher source (then 0 is returned and nothing changes).
+ * -1 on an unknown key or a bad value, with a one-line message naming the
+ * key in err.
+ */
+int		 config_set(struct config *, const char *key, const char *value,
+		    enum cfg_source src, char *err, size_t errlen);
+/* Validate without storing. 0 or -1 with err. */
+int		 config_validate(const char *key, const char *value, char *err,
+		    size_t errlen);
+/* Parse "KEY=VALUE" (for --set) and set it from CFG_SRC_CLI. */
+int		 config_set_arg(struct config *, const char *arg, char *err, size_t errlen);
+/*
+ * Read a "key = value" file ('#' comments, blank lines) and set each key
+ * from CFG_SRC_FILE. -1 with "FILE:LINE: message" in err on the first error.
+ */
+int		 config_load_file(struct config *, const char *path, char *err,
+		    size_t errlen);
+
+/* Current value as text (never NULL for a known key, NULL otherwise). */
+const char	*config_get(const struct config *, const char *key);
+int64_t		 config_get_int(const struct config *, const char *key);	/* INT, SIZE */
+bool		 config_get_bool(const struct config *, const char *key);
+enum cfg_source	 config_source(const struct config *, const char *key);
+const char	*config_source_name(enum cfg_source);
+
+#endif

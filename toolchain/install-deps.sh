@@ -1,0 +1,47 @@
+#!/bin/sh
+# Install what building and testing cachebox needs on Debian 12, as root.
+# Idempotent: packages already present are not touched, and apt is not
+# called at all when nothing is missing.
+#   toolchain/install-deps.sh          build dependencies only
+#   toolchain/install-deps.sh test     plus test dependencies (node peers, postgres, chromium)
+#   toolchain/install-deps.sh cross    plus cross compilers, mmdebstrap and qemu
+set -eu
+
+build_pkgs="build-essential cmake ninja-build pkg-config ca-certificates
+libmbedtls-dev libwslay-dev libcjson-dev libsqlite3-dev libsecp256k1-dev
+libpq-dev libmicrohttpd-dev libc-ares-dev libcmocka-dev"
+test_pkgs="nodejs npm clang libclang-rt-14-dev postgresql sqlite3 openssl
+curl python3 procps"
+cross_pkgs="mmdebstrap qemu-user-static gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
+libc6-dev-arm64-cross libc6-dev-armhf-cross"
+
+want="$build_pkgs"
+for extra in "$@"; do
+	case "$extra" in
+	test)	want="$want $test_pkgs" ;;
+	cross)	want="$want $cross_pkgs" ;;
+	*)	echo "install-deps: unknown set '$extra' (use: test, cross)" >&2; exit 2 ;;
+	esac
+done
+
+missing=""
+for p in $want; do
+	# nodejs may come from outside Debian (it is on the build machines); any
+	# working node >= 20 with npm will do.
+	case "$p" in
+	nodejs|npm) command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && continue ;;
+	esac
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$status" = "install ok installed" ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing
