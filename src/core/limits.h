@@ -20,6 +20,11 @@
 #define FILTER_MAX_TAG_KEYS		8		/* distinct #x keys */
 #define FILTER_MAX_TAG_VALUES		1000		/* values per #x key */
 
+/* NIP-19 bech32 entities. */
+#define NIP19_MAX_CHARS			5000		/* chars of a bech32 string (TLV ones pass 90) */
+#define NIP19_MAX_TLV_VALUE		255		/* bytes of one TLV value (its length is one byte) */
+#define NIP19_MAX_RELAYS		16		/* relay hints kept from one nprofile/nevent/naddr */
+
 /* Configuration. */
 #define CONFIG_MAX_VALUE		4096		/* bytes of one value */
 #define CONFIG_MAX_LINE			8192		/* bytes of one config file line */
