@@ -25,6 +25,12 @@
 #define NIP19_MAX_TLV_VALUE		255		/* bytes of one TLV value (its length is one byte) */
 #define NIP19_MAX_RELAYS		16		/* relay hints kept from one nprofile/nevent/naddr */
 
+/* NIP-11 relay information documents. */
+#define NIP11_MAX_DOC_BYTES		(64 * 1024)	/* bytes of one document */
+#define NIP11_MAX_STRING		128		/* bytes kept of name/software/version */
+#define NIP11_MAX_NIPS			128		/* supported_nips entries kept */
+#define NIP11_MAX_NIP_NUMBER		65535		/* largest NIP number believed */
+
 /* Configuration. */
 #define CONFIG_MAX_VALUE		4096		/* bytes of one value */
 #define CONFIG_MAX_LINE			8192		/* bytes of one config file line */
