@@ -38,6 +38,9 @@
 /* Local store. */
 #define STORE_CACHE_KIB			2048		/* SQLite page cache, KiB */
 #define STORE_BUSY_TIMEOUT_MS		2000		/* SQLite busy timeout, ms */
+#define STORE_MAX_STMTS			256		/* prepared statements kept open */
+#define STORE_WAL_LIMIT_BYTES		(4 * 1024 * 1024) /* WAL file kept after a checkpoint, bytes */
+#define STORE_MAX_PATH			4096		/* bytes of DIR/cachebox.db */
 
 /* Loop. */
 #define LOOP_MAX_FDS			1024		/* watched descriptors */

@@ -1,0 +1,155 @@
+/*
+ * config_store.c — the `config` table: run-time configuration that must
+ * survive a restart. It reads and writes rows and hands values to
+ * config_set() with CFG_SRC_DB; it never decides precedence (config.c
+ * does) and never deletes a row it does not understand, so a downgrade
+ * followed by an upgrade loses nothing.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "store/config_store.h"
+#include "store/store.h"
+
+/* Apply one stored row to cfg; a key or value no longer valid is skipped. */
+static void
+config_store_apply(struct config *cfg, const char *key, const char *value)
+{
+	char	msg[256];
+
+	if (config_lookup(key) == NULL) {
+		log_warnx("store: stored configuration key \"%s\" is not known "
+		    "to this version; ignored", key);
+		return;
+	}
+	if (config_set(cfg, key, value, CFG_SRC_DB, msg, sizeof(msg)) == -1)
+		log_warnx("store: stored configuration ignored: %s", msg);
+}
+
+int
+store_config_load(struct store *st, struct config *cfg, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*stmt;
+	const char	*key, *value;
+	int		 rc;
+
+	stmt = store_stmt(st, "SELECT key, value FROM config ORDER BY key");
+	if (stmt == NULL) {
+		snprintf(err, errlen, "cannot read stored configuration: %s",
+		    sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		key = (const char *)sqlite3_column_text(stmt, 0);
+		value = (const char *)sqlite3_column_text(stmt, 1);
+		if (key == NULL || value == NULL)
+			continue;
+		config_store_apply(cfg, key, value);
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "cannot read stored configuration: %s",
+		    sqlite3_errmsg(store_db(st)));
+		store_stmt_done(stmt);
+		return -1;
+	}
+	store_stmt_done(stmt);
+	return 0;
+}
+
+int
+store_config_put(struct store *st, const char *key, const char *value)
+{
+	sqlite3_stmt	*stmt;
+	char		 msg[256];
+	int		 rc;
+
+	if (config_validate(key, value, msg, sizeof(msg)) == -1) {
+		log_warnx("store: not storing configuration: %s", msg);
+		return -1;
+	}
+	stmt = store_stmt(st, "INSERT INTO config (key, value, updated_at) "
+	    "VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET "
+	    "value = excluded.value, updated_at = excluded.updated_at");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(stmt, 2, value, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 3, clock_wall_s()) !=
+	    SQLITE_OK) {
+		log_warnx("store: config bind: %s", sqlite3_errmsg(store_db(st)));
+		store_stmt_done(stmt);
+		return -1;
+	}
+	rc = sqlite3_step(stmt);
+	store_stmt_done(stmt);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: storing %s: %s", key,
+		    sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_config_del(struct store *st, const char *key)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	stmt = store_stmt(st, "DELETE FROM config WHERE key = ?1");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
+		log_warnx("store: config bind: %s", sqlite3_errmsg(store_db(st)));
+		store_stmt_done(stmt);
+		return -1;
+	}
+	rc = sqlite3_step(stmt);
+	store_stmt_done(stmt);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: deleting %s: %s", key,
+		    sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_config_get(struct store *st, const char *key, char *buf, size_t buflen)
+{
+	sqlite3_stmt	*stmt;
+	const char	*v;
+	int		 rc, ret = -1;
+
+	stmt = store_stmt(st, "SELECT value FROM config WHERE key = ?1");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
+		log_warnx("store: config bind: %s", sqlite3_errmsg(store_db(st)));
+		goto out;
+	}
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE) {
+		ret = 1;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		log_warnx("store: reading %s: %s", key,
+		    sqlite3_errmsg(store_db(st)));
+		goto out;
+	}
+	v = (const char *)sqlite3_column_text(stmt, 0);
+	if (v == NULL || strlen(v) >= buflen) {
+		log_warnx("store: stored value of %s does not fit", key);
+		goto out;
+	}
+	memcpy(buf, v, strlen(v) + 1);
+	ret = 0;
+out:
+	store_stmt_done(stmt);
+	return ret;
+}

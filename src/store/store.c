@@ -1,0 +1,643 @@
+/*
+ * store.c — opens the local SQLite database, decides whether it is ours,
+ * migrates it, and hands out transactions and cached prepared statements.
+ *
+ * It owns the sqlite3 connection and every statement compiled through
+ * store_stmt(). It never writes a file it has not first identified as a
+ * cachebox database (or an empty one): identification only reads the
+ * header, and nothing that could change the file (journal_mode, a
+ * migration, a checkpoint on close) runs before it has passed.
+ *
+ * Migrations are the files sql/sqlite/NNN_name.sql compiled into the binary
+ * (core/embed.h), numbered contiguously from 001. PRAGMA user_version holds
+ * the number of the last one applied; each is applied in its own
+ * BEGIN IMMEDIATE transaction together with the new user_version, so a power
+ * cut leaves the database at the previous version, never half-way.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/embed.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "store/store.h"
+
+/* Open addressing with at most half the slots used keeps probes short. */
+#define STORE_STMT_SLOTS	(2 * STORE_MAX_STMTS)
+_Static_assert((STORE_STMT_SLOTS & (STORE_STMT_SLOTS - 1)) == 0,
+    "statement slots must be a power of two");
+
+struct store_stmt_slot {
+	char		*sql;		/* NULL: slot free */
+	uint32_t	 hash;
+	sqlite3_stmt	*stmt;
+};
+
+struct store {
+	sqlite3			*db;
+	char			 path[STORE_MAX_PATH];
+	int			 depth;		/* transaction nesting */
+	size_t			 nstmts;
+	struct store_stmt_slot	 slots[STORE_STMT_SLOTS];
+};
+
+static void store_errf(char *, size_t, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+store_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Migration file names: digits, '_', a name, ".sql". Returns the number,
+ * or -1 for a name that does not follow the pattern.
+ */
+static int
+migration_number(const char *name)
+{
+	const char	*p;
+	size_t		 len;
+	long		 n = 0;
+
+	for (p = name; *p >= '0' && *p <= '9'; p++) {
+		n = n * 10 + (*p - '0');
+		if (n > 999999)
+			return -1;
+	}
+	if (p == name || *p != '_')
+		return -1;
+	len = strlen(p);
+	if (len < 5 || strcmp(p + len - 4, ".sql") != 0)
+		return -1;
+	return (int)n;
+}
+
+/*
+ * Check the embedded table: numbered 1, 2, 3, ... in order, each file
+ * NUL-terminated with no NUL inside. Returns the newest number, or -1 with
+ * err set.
+ */
+static int
+migrations_check(char *err, size_t errlen)
+{
+	const struct embed_file	*f;
+	int			 want = 1;
+
+	for (f = store_migration_files; f->name != NULL; f++, want++) {
+		if (migration_number(f->name) != want) {
+			store_errf(err, errlen, "embedded migration %s: expected "
+			    "number %03d (migrations are numbered from 001 "
+			    "without gaps)", f->name, want);
+			return -1;
+		}
+		if (strlen((const char *)f->data) != f->len) {
+			store_errf(err, errlen, "embedded migration %s holds a "
+			    "NUL byte", f->name);
+			return -1;
+		}
+	}
+	return want - 1;
+}
+
+int
+store_schema_latest(void)
+{
+	int	n;
+
+	n = migrations_check(NULL, 0);
+	return n < 0 ? 0 : n;
+}
+
+/* The state directory must exist, be a directory and be writable. */
+static int
+store_check_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat	sb;
+
+	if (dir == NULL || *dir == '\0') {
+		store_errf(err, errlen, "no state directory given");
+		return -1;
+	}
+	if (stat(dir, &sb) == -1) {
+		store_errf(err, errlen, "state directory %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		store_errf(err, errlen, "state directory %s: not a directory",
+		    dir);
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) == -1) {
+		store_errf(err, errlen, "state directory %s is not writable: %s",
+		    dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* An existing database file must be a regular file we may read and write. */
+static int
+store_check_file(const char *path, char *err, size_t errlen)
+{
+	struct stat	sb;
+
+	if (stat(path, &sb) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		store_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		store_errf(err, errlen, "%s is not a regular file", path);
+		return -1;
+	}
+	if (access(path, R_OK | W_OK) == -1) {
+		store_errf(err, errlen, "%s is not writable: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Run "PRAGMA name" or any one-integer query. Returns a SQLite code. */
+static int
+store_query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(stmt, 0);
+		rc = SQLITE_OK;
+	} else if (rc == SQLITE_DONE)
+		rc = SQLITE_ERROR;	/* a query of one row gave none */
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+/* A message for a failed identification query. */
+static void
+store_read_error(sqlite3 *db, const char *path, int rc, char *err,
+    size_t errlen)
+{
+	switch (rc & 0xff) {
+	case SQLITE_NOTADB:
+		store_errf(err, errlen, "%s is not a cachebox database (file is "
+		    "not a SQLite database)", path);
+		break;
+	case SQLITE_CORRUPT:
+		store_errf(err, errlen, "%s is damaged (%s); refusing to touch "
+		    "it", path, sqlite3_errmsg(db));
+		break;
+	default:
+		store_errf(err, errlen, "cannot read %s: %s", path,
+		    sqlite3_errmsg(db));
+		break;
+	}
+}
+
+/*
+ * Decide from the header alone whether the file is ours. Sets *version to
+ * its user_version. 0, or -1 with err set; nothing is written either way.
+ */
+static int
+store_identify(sqlite3 *db, const char *path, int latest, int *version,
+    char *err, size_t errlen)
+{
+	int64_t	appid, uv, nobj;
+	int	rc;
+
+	if ((rc = store_query_int(db, "PRAGMA application_id", &appid)) != 0 ||
+	    (rc = store_query_int(db, "PRAGMA user_version", &uv)) != 0 ||
+	    (rc = store_query_int(db, "SELECT count(*) FROM sqlite_master",
+	    &nobj)) != 0) {
+		store_read_error(db, path, rc, err, errlen);
+		return -1;
+	}
+	if (appid != 0 && appid != STORE_APPLICATION_ID) {
+		store_errf(err, errlen, "%s is not a cachebox database "
+		    "(application_id 0x%08x belongs to another program); "
+		    "refusing to touch it", path, (unsigned)appid);
+		return -1;
+	}
+	if (appid == 0 && (uv != 0 || nobj != 0)) {
+		store_errf(err, errlen, "%s is not a cachebox database (it holds "
+		    "another program's tables); refusing to touch it", path);
+		return -1;
+	}
+	if (uv < 0) {
+		store_errf(err, errlen, "%s has an invalid database version %lld;"
+		    " refusing to touch it", path, (long long)uv);
+		return -1;
+	}
+	if (uv > latest) {
+		store_errf(err, errlen, "database version %lld is newer than this "
+		    "cacheboxd supports (%d); refusing to touch it",
+		    (long long)uv, latest);
+		return -1;
+	}
+	*version = (int)uv;
+	return 0;
+}
+
+/* Run sql, which must succeed; err gets "what: message" otherwise. */
+static int
+store_exec_err(sqlite3 *db, const char *sql, const char *what, char *err,
+    size_t errlen)
+{
+	char	*msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		store_errf(err, errlen, "%s: %s", what,
+		    msg != NULL ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Connection settings. WAL with synchronous=NORMAL is what makes a power
+ * cut lose at most the last commits and never corrupt the file; in the
+ * rollback journal NORMAL is not safe, so a file system that refuses WAL
+ * refuses the store.
+ */
+static int
+store_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	char		 sql[256];
+	sqlite3_stmt	*stmt;
+	int		 wal = 0;
+
+	if (sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK) {
+		store_errf(err, errlen, "%s: busy_timeout: %s", path,
+		    sqlite3_errmsg(db));
+		return -1;
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA foreign_keys = ON; "
+	    "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; "
+	    "PRAGMA journal_size_limit = %d;", STORE_CACHE_KIB,
+	    STORE_WAL_LIMIT_BYTES);
+	if (store_exec_err(db, sql, path, err, errlen) == -1)
+		return -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &stmt,
+	    NULL) != SQLITE_OK) {
+		store_errf(err, errlen, "%s: journal_mode: %s", path,
+		    sqlite3_errmsg(db));
+		return -1;
+	}
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+		const unsigned char *mode = sqlite3_column_text(stmt, 0);
+
+		wal = mode != NULL && strcmp((const char *)mode, "wal") == 0;
+	}
+	sqlite3_finalize(stmt);
+	if (!wal) {
+		store_errf(err, errlen, "%s: cannot switch to WAL journal mode "
+		    "(%s)", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	return store_exec_err(db, "PRAGMA synchronous = NORMAL", path, err,
+	    errlen);
+}
+
+/* Apply migration f as version v in one transaction; rolled back on error. */
+static int
+store_migrate_one(sqlite3 *db, const struct embed_file *f, int v, char *err,
+    size_t errlen)
+{
+	char	sql[128], what[128];
+
+	snprintf(what, sizeof(what), "migration %s", f->name);
+	if (store_exec_err(db, "BEGIN IMMEDIATE", what, err, errlen) == -1)
+		return -1;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d; "
+	    "PRAGMA application_id = %d;", v, STORE_APPLICATION_ID);
+	if (store_exec_err(db, (const char *)f->data, what, err, errlen) == -1 ||
+	    store_exec_err(db, sql, what, err, errlen) == -1 ||
+	    store_exec_err(db, "COMMIT", what, err, errlen) == -1) {
+		if (!sqlite3_get_autocommit(db))
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	log_info("store: applied migration %s (schema version %d)", f->name, v);
+	return 0;
+}
+
+/* Bring the schema from version `from` up to the newest one. */
+static int
+store_migrate(sqlite3 *db, int from, char *err, size_t errlen)
+{
+	const struct embed_file	*f;
+	int			 v = 0;
+
+	for (f = store_migration_files; f->name != NULL; f++) {
+		v++;
+		if (v <= from)
+			continue;
+		if (store_migrate_one(db, f, v, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Close a connection we refuse, without checkpointing into the file. */
+static void
+store_close_refused(sqlite3 *db)
+{
+	if (db == NULL)
+		return;
+	sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	sqlite3_close(db);
+}
+
+/* Open and identify; *db is left NULL on failure. */
+static int
+store_connect(struct store *st, int latest, char *err, size_t errlen)
+{
+	int	version, rc;
+
+	rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		store_errf(err, errlen, "cannot open %s: %s", st->path,
+		    st->db != NULL ? sqlite3_errmsg(st->db) :
+		    sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	if (store_identify(st->db, st->path, latest, &version, err,
+	    errlen) == -1)
+		goto fail;
+	if (store_pragmas(st->db, st->path, err, errlen) == -1 ||
+	    store_migrate(st->db, version, err, errlen) == -1) {
+		sqlite3_close(st->db);
+		st->db = NULL;
+		return -1;
+	}
+	return 0;
+fail:
+	store_close_refused(st->db);
+	st->db = NULL;
+	return -1;
+}
+
+int
+store_open(struct store **out, const char *dir, char *err, size_t errlen)
+{
+	struct store	*st;
+	int		 latest, n;
+
+	*out = NULL;
+	if ((latest = migrations_check(err, errlen)) == -1)
+		return -1;
+	if (store_check_dir(dir, err, errlen) == -1)
+		return -1;
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		store_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	n = snprintf(st->path, sizeof(st->path), "%s/%s", dir, STORE_DB_NAME);
+	if (n < 0 || (size_t)n >= sizeof(st->path)) {
+		store_errf(err, errlen, "state directory path too long");
+		free(st);
+		return -1;
+	}
+	if (store_check_file(st->path, err, errlen) == -1 ||
+	    store_connect(st, latest, err, errlen) == -1) {
+		free(st);
+		return -1;
+	}
+	*out = st;
+	return 0;
+}
+
+void
+store_close(struct store *st)
+{
+	size_t	i;
+
+	if (st == NULL)
+		return;
+	if (st->depth > 0) {
+		log_warnx("store: closing inside a transaction; rolling back");
+		if (!sqlite3_get_autocommit(st->db))
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	for (i = 0; i < STORE_STMT_SLOTS; i++) {
+		if (st->slots[i].sql == NULL)
+			continue;
+		sqlite3_finalize(st->slots[i].stmt);
+		free(st->slots[i].sql);
+	}
+	if (sqlite3_close(st->db) != SQLITE_OK)
+		log_warnx("store: close %s: %s", st->path,
+		    sqlite3_errmsg(st->db));
+	free(st);
+}
+
+sqlite3 *
+store_db(struct store *st)
+{
+	return st->db;
+}
+
+const char *
+store_path(const struct store *st)
+{
+	return st->path;
+}
+
+int
+store_schema_version(struct store *st)
+{
+	int64_t	v;
+
+	if (store_query_int(st->db, "PRAGMA user_version", &v) != SQLITE_OK) {
+		log_warnx("store: user_version: %s", sqlite3_errmsg(st->db));
+		return -1;
+	}
+	return (int)v;
+}
+
+int
+store_set_cache_kib(struct store *st, int64_t kib)
+{
+	char	sql[64];
+
+	if (kib < 1 || kib > INT32_MAX) {
+		log_warnx("store: cache of %lld KiB refused", (long long)kib);
+		return -1;
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%lld", (long long)kib);
+	return store_exec(st, sql);
+}
+
+int
+store_exec(struct store *st, const char *sql)
+{
+	char	*msg = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_warnx("store: %s: %s", sql,
+		    msg != NULL ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_tx_depth(const struct store *st)
+{
+	return st->depth;
+}
+
+int
+store_begin(struct store *st)
+{
+	char	sql[32];
+
+	if (st->depth == 0)
+		snprintf(sql, sizeof(sql), "BEGIN IMMEDIATE");
+	else
+		snprintf(sql, sizeof(sql), "SAVEPOINT sp%d", st->depth);
+	if (store_exec(st, sql) == -1)
+		return -1;
+	st->depth++;
+	return 0;
+}
+
+int
+store_commit(struct store *st)
+{
+	char	sql[32];
+	int	rc;
+
+	if (st->depth == 0) {
+		log_warnx("store: commit outside a transaction");
+		return -1;
+	}
+	st->depth--;
+	if (st->depth > 0) {
+		snprintf(sql, sizeof(sql), "RELEASE sp%d", st->depth);
+		return store_exec(st, sql);
+	}
+	rc = store_exec(st, "COMMIT");
+	if (rc == -1 && !sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int
+store_rollback(struct store *st)
+{
+	char	sql[64];
+
+	if (st->depth == 0) {
+		log_warnx("store: rollback outside a transaction");
+		return -1;
+	}
+	st->depth--;
+	/* SQLite may already have rolled everything back (IOERR, FULL). */
+	if (sqlite3_get_autocommit(st->db))
+		return 0;
+	if (st->depth == 0)
+		return store_exec(st, "ROLLBACK");
+	snprintf(sql, sizeof(sql), "ROLLBACK TO sp%d; RELEASE sp%d",
+	    st->depth, st->depth);
+	return store_exec(st, sql);
+}
+
+/* FNV-1a over the SQL text. */
+static uint32_t
+store_hash(const char *s)
+{
+	uint32_t	h = 2166136261u;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* The slot holding sql, or the free slot where it belongs. */
+static struct store_stmt_slot *
+store_slot(struct store *st, const char *sql, uint32_t h)
+{
+	struct store_stmt_slot	*s;
+	size_t			 i;
+
+	i = h & (STORE_STMT_SLOTS - 1);
+	for (;;) {
+		s = &st->slots[i];
+		if (s->sql == NULL ||
+		    (s->hash == h && strcmp(s->sql, sql) == 0))
+			return s;
+		i = (i + 1) & (STORE_STMT_SLOTS - 1);
+	}
+}
+
+sqlite3_stmt *
+store_stmt(struct store *st, const char *sql)
+{
+	struct store_stmt_slot	*s;
+	sqlite3_stmt		*stmt;
+	uint32_t		 h;
+
+	h = store_hash(sql);
+	s = store_slot(st, sql, h);
+	if (s->sql != NULL) {
+		sqlite3_reset(s->stmt);
+		sqlite3_clear_bindings(s->stmt);
+		return s->stmt;
+	}
+	if (st->nstmts >= STORE_MAX_STMTS) {
+		log_warnx("store: more than %d cached statements", STORE_MAX_STMTS);
+		return NULL;
+	}
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    &stmt, NULL) != SQLITE_OK) {
+		log_warnx("store: prepare \"%s\": %s", sql,
+		    sqlite3_errmsg(st->db));
+		return NULL;
+	}
+	if ((s->sql = strdup(sql)) == NULL) {
+		log_warn("store: strdup");
+		sqlite3_finalize(stmt);
+		return NULL;
+	}
+	s->hash = h;
+	s->stmt = stmt;
+	st->nstmts++;
+	return stmt;
+}
+
+void
+store_stmt_done(sqlite3_stmt *stmt)
+{
+	if (stmt == NULL)
+		return;
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
+}
