@@ -45,6 +45,12 @@ void	fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn)
 
 void	log_rl(struct log_rl *, enum log_level, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/*
+ * log_rl() with the monotonic time now_ms supplied by the caller (the loop's
+ * cached time, or a test's). Lines below the current level are not counted.
+ */
+void	log_vrl_at(struct log_rl *, uint64_t now_ms, enum log_level,
+	    const char *fmt, va_list) __attribute__((format(printf, 4, 0)));
 #define log_warnx_rl(...) do {						\
 	static struct log_rl log_rl_site_;				\
 	log_rl(&log_rl_site_, LOG_LEVEL_WARN, __VA_ARGS__);		\
