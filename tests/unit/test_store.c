@@ -206,6 +206,19 @@ test_fresh_open(void **state)
 	store_close(st);
 }
 
+/* A zero-length file (a crash right after creation) is a new database. */
+static void
+test_empty_file_is_new(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st;
+
+	spew(fx->db, "", 0);
+	st = open_ok(fx);
+	assert_int_equal(store_schema_version(st), store_schema_latest());
+	store_close(st);
+}
+
 static void
 test_pragmas(void **state)
 {
@@ -503,6 +516,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fresh_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_file_is_new, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_pragmas, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_keeps_data, setup,
 		    teardown),
