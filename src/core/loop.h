@@ -72,7 +72,16 @@ int		 loop_run_once(struct loop *, int max_wait_ms);
 void		 loop_stop(struct loop *);
 int		 loop_stopped(const struct loop *);
 
-/* The monotonic time in ms, read once at the top of each round. */
+/*
+ * The monotonic time in ms, read once at the top of each round and once
+ * more when poll returns (so timers and callbacks see the time they run at).
+ */
 uint64_t	 loop_now_ms(const struct loop *);
+/*
+ * The timeout the next poll would use, from loop_now_ms(): the time to the
+ * nearest deadline (0 if one is due), at most max_wait_ms unless that is
+ * negative, -1 with no timer and no cap.
+ */
+int		 loop_poll_timeout(const struct loop *, int max_wait_ms);
 
 #endif
