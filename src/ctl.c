@@ -1,9 +1,408 @@
-/* cacheboxctl — placeholder until the foundation lands. */
+/*
+ * cacheboxctl — the command-line tool. Offline subcommands (event verify,
+ * event sign, nip19 decode/encode) run here without a daemon; every other
+ * command goes to the running daemon through ctl_daemon_command(). This
+ * file must never print a secret key it did not decode on request, and
+ * never read a line past the event size limit into memory.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "nostr/event.h"
+#include "nostr/key.h"
+#include "nostr/nip19.h"
+
+#define CTL_EXIT_USAGE	2
+
+struct ctl {
+	const char	*dir;		/* -d DIR, or NULL for the default */
+	size_t		 max_event;	/* limits.max_event_bytes */
+};
+
+static void
+ctl_usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: cacheboxctl [-d DIR] COMMAND [ARG...]\n"
+	    "offline commands:\n"
+	    "  event verify [FILE]          check JSON events, one per line\n"
+	    "  event sign --key FILE        sign JSON templates, one per line\n"
+	    "  nip19 decode STRING          show what a NIP-19 string holds\n"
+	    "  nip19 encode npub|nsec|note HEX\n"
+	    "other commands are sent to the running cacheboxd\n");
+}
+
+/* ---- Daemon commands ------------------------------------------------ */
+
+/*
+ * PLACEHOLDER for the Unix-socket client: send argv to the daemon behind
+ * ctl->dir and print its answer. Returns the exit status.
+ */
+static int
+ctl_daemon_command(const struct ctl *ctl, int argc, char **argv)
+{
+	(void)ctl;
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "cacheboxctl: daemon commands are not available yet\n");
+	return CTL_EXIT_USAGE;
+}
+
+/* ---- Line input ----------------------------------------------------- */
+
+/*
+ * Read one line (without its newline) into line, at most max bytes.
+ * 1 for a line, 0 at end of input, -1 for a line longer than max (the
+ * rest of it is skipped so the next call starts at the next line).
+ */
+static int
+ctl_read_line(FILE *fp, struct buf *line, size_t max)
+{
+	int	c, over = 0, any = 0;
+
+	buf_reset(line);
+	while ((c = getc(fp)) != EOF) {
+		any = 1;
+		if (c == '\n')
+			break;
+		if (!over && (line->len >= max || buf_putc(line, c) == -1))
+			over = 1;
+	}
+	if (!any)
+		return 0;
+	if (line->len > 0 && line->data[line->len - 1] == '\r')
+		line->data[--line->len] = '\0';
+	return over ? -1 : 1;
+}
+
+/* 1 if the line holds only blanks. */
+static int
+ctl_blank(const struct buf *line)
+{
+	size_t	i;
+
+	for (i = 0; i < line->len; i++)
+		if (line->data[i] != ' ' && line->data[i] != '\t')
+			return 0;
+	return 1;
+}
+
+/* ---- event verify --------------------------------------------------- */
+
+/* Check one line; print the verdict. 0 valid, 1 invalid. */
+static int
+ctl_verify_one(const struct ctl *ctl, const struct buf *line,
+    struct buf *scratch)
+{
+	struct event		 ev;
+	enum event_result	 r;
+	char			 hex[65];
+
+	r = event_validate(&ev, (const char *)line->data, line->len,
+	    ctl->max_event, clock_wall_s(), scratch);
+	(void)hex_encode(ev.id, sizeof(ev.id), hex, sizeof(hex));
+	if (r == EVENT_OK) {
+		printf("valid %s\n", hex);
+		event_free(&ev);
+		return 0;
+	}
+	printf("invalid %s %s\n", ev.id_ok ? hex : "?", event_result_str(r));
+	return 1;
+}
+
+static int
+ctl_event_verify(const struct ctl *ctl, int argc, char **argv)
+{
+	struct buf	 line, scratch;
+	FILE		*fp = stdin;
+	int		 r, bad = 0;
+
+	if (argc > 1) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (argc == 1 && strcmp(argv[0], "-") != 0 &&
+	    (fp = fopen(argv[0], "r")) == NULL) {
+		fprintf(stderr, "cacheboxctl: %s: %s\n", argv[0],
+		    strerror(errno));
+		return 1;
+	}
+	buf_init(&line, ctl->max_event);
+	buf_init(&scratch, EVENT_SERIAL_MAX_BYTES);
+	while ((r = ctl_read_line(fp, &line, ctl->max_event)) != 0) {
+		if (r == -1) {
+			printf("invalid ? %s\n",
+			    event_result_str(EVENT_TOO_LARGE));
+			bad = 1;
+		} else if (!ctl_blank(&line))
+			bad |= ctl_verify_one(ctl, &line, &scratch);
+	}
+	buf_free(&line);
+	buf_free(&scratch);
+	if (fp != stdin)
+		fclose(fp);
+	return bad;
+}
+
+/* ---- event sign ----------------------------------------------------- */
+
+/* An integer-valued JSON number in [lo, hi] into out. 0, or -1. */
+static int
+ctl_json_int(const cJSON *v, double lo, double hi, int64_t *out)
+{
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo &&
+	    v->valuedouble <= hi) ||
+	    (double)(int64_t)v->valuedouble != v->valuedouble)
+		return -1;
+	*out = (int64_t)v->valuedouble;
+	return 0;
+}
+
+/*
+ * Sign one template {kind, created_at?, tags?, content?} and print the
+ * event. created_at defaults to now, tags to [], content to "".
+ */
+static int
+ctl_sign_one(const struct nostr_key *key, const struct buf *line,
+    struct buf *out, unsigned long lineno)
+{
+	cJSON			*t;
+	const cJSON		*v;
+	struct event		 ev;
+	enum event_result	 r;
+	int64_t			 kind = 0, created_at = clock_wall_s();
+	const char		*content = "", *why = NULL;
+
+	if ((t = cJSON_ParseWithLength((const char *)line->data,
+	    line->len)) == NULL || !cJSON_IsObject(t))
+		why = "not a JSON object";
+	else if (ctl_json_int(cJSON_GetObjectItemCaseSensitive(t, "kind"), 0,
+	    65535, &kind) == -1)
+		why = "kind must be an integer from 0 to 65535";
+	else if ((v = cJSON_GetObjectItemCaseSensitive(t, "created_at")) !=
+	    NULL && ctl_json_int(v, -9.2e18, 9.2e18, &created_at) == -1)
+		why = "created_at must be an integer";
+	else if ((v = cJSON_GetObjectItemCaseSensitive(t, "content")) !=
+	    NULL && (!cJSON_IsString(v) || (content = v->valuestring) == NULL))
+		why = "content must be a string";
+	if (why == NULL) {
+		v = cJSON_GetObjectItemCaseSensitive(t, "tags");
+		r = event_create(&ev, key, (uint32_t)kind, created_at, v,
+		    content);
+		if (r != EVENT_OK)
+			why = event_result_str(r);
+	}
+	cJSON_Delete(t);
+	if (why != NULL) {
+		fprintf(stderr, "cacheboxctl: line %lu: %s\n", lineno, why);
+		return 1;
+	}
+	buf_reset(out);
+	r = event_to_json(&ev, out) == 0 ? EVENT_OK : EVENT_TOO_LARGE;
+	event_free(&ev);
+	if (r != EVENT_OK) {
+		fprintf(stderr, "cacheboxctl: line %lu: event too large\n",
+		    lineno);
+		return 1;
+	}
+	printf("%s\n", buf_cstr(out));
+	return 0;
+}
+
+static int
+ctl_event_sign(const struct ctl *ctl, int argc, char **argv)
+{
+	struct nostr_key	 key;
+	struct buf		 line, out;
+	char			 err[512];
+	unsigned long		 lineno = 0;
+	int			 r, bad = 0;
+
+	if (argc != 2 || strcmp(argv[0], "--key") != 0) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (key_load_file(argv[1], &key, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cacheboxctl: %s\n", err);
+		return 1;
+	}
+	buf_init(&line, ctl->max_event);
+	buf_init(&out, EVENT_SERIAL_MAX_BYTES);
+	while ((r = ctl_read_line(stdin, &line, ctl->max_event)) != 0) {
+		lineno++;
+		if (r == -1) {
+			fprintf(stderr, "cacheboxctl: line %lu: too large\n",
+			    lineno);
+			bad = 1;
+		} else if (!ctl_blank(&line))
+			bad |= ctl_sign_one(&key, &line, &out, lineno);
+	}
+	key_clear(&key);
+	buf_free(&line);
+	buf_free(&out);
+	return bad;
+}
+
+/* ---- nip19 ---------------------------------------------------------- */
+
+static void
+ctl_print_hex(const char *label, const uint8_t *b)
+{
+	char	hex[65];
+
+	(void)hex_encode(b, 32, hex, sizeof(hex));
+	printf("%s %s\n", label, hex);
+}
+
+static int
+ctl_nip19_decode(const char *text)
+{
+	static struct nip19_entity	 e;
+	static const char *const	 keyname[] = {
+		[NIP19_NPUB] = "pubkey", [NIP19_NSEC] = "seckey",
+		[NIP19_NOTE] = "id", [NIP19_NPROFILE] = "pubkey",
+		[NIP19_NEVENT] = "id", [NIP19_NADDR] = NULL,
+	};
+	enum nip19_err			 err;
+	size_t				 i;
+
+	if ((err = nip19_decode(text, &e)) != NIP19_OK) {
+		fprintf(stderr, "cacheboxctl: %s\n", nip19_strerror(err));
+		return 1;
+	}
+	printf("type %s\n", nip19_type_prefix(e.type));
+	if (keyname[e.type] != NULL)
+		ctl_print_hex(keyname[e.type], e.key);
+	if (e.type == NIP19_NADDR)
+		printf("identifier %s\n", e.identifier);
+	if (e.has_author)
+		ctl_print_hex("author", e.author);
+	if (e.has_kind)
+		printf("kind %u\n", (unsigned)e.kind);
+	for (i = 0; i < e.nrelays; i++)
+		printf("relay %s\n", e.relays[i]);
+	return 0;
+}
+
+static int
+ctl_nip19_encode(const char *type, const char *hex)
+{
+	static const struct {
+		const char	*name;
+		enum nip19_type	 type;
+	} types[] = {
+		{ "npub", NIP19_NPUB }, { "nsec", NIP19_NSEC },
+		{ "note", NIP19_NOTE },
+	};
+	uint8_t		b[32];
+	char		out[NIP19_KEY_CHARS + 1];
+	size_t		i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(type, types[i].name) == 0)
+			break;
+	if (i == sizeof(types) / sizeof(types[0])) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (hex_decode(hex, strlen(hex), b, sizeof(b)) == -1) {
+		fprintf(stderr, "cacheboxctl: expected 64 lowercase hex "
+		    "digits\n");
+		return 1;
+	}
+	if (nip19_encode32(types[i].type, b, out, sizeof(out)) != NIP19_OK) {
+		fprintf(stderr, "cacheboxctl: cannot encode\n");
+		return 1;
+	}
+	printf("%s\n", out);
+	return 0;
+}
+
+static int
+ctl_nip19(const struct ctl *ctl, int argc, char **argv)
+{
+	(void)ctl;
+	if (argc == 2 && strcmp(argv[0], "decode") == 0)
+		return ctl_nip19_decode(argv[1]);
+	if (argc == 3 && strcmp(argv[0], "encode") == 0)
+		return ctl_nip19_encode(argv[1], argv[2]);
+	ctl_usage(stderr);
+	return CTL_EXIT_USAGE;
+}
+
+static int
+ctl_event(const struct ctl *ctl, int argc, char **argv)
+{
+	if (argc >= 1 && strcmp(argv[0], "verify") == 0)
+		return ctl_event_verify(ctl, argc - 1, argv + 1);
+	if (argc >= 1 && strcmp(argv[0], "sign") == 0)
+		return ctl_event_sign(ctl, argc - 1, argv + 1);
+	ctl_usage(stderr);
+	return CTL_EXIT_USAGE;
+}
+
+/* ---- main ----------------------------------------------------------- */
+
+/* Offline commands; anything else is a daemon command. */
+static const struct ctl_cmd {
+	const char	*name;
+	int		(*fn)(const struct ctl *, int, char **);
+} ctl_cmds[] = {
+	{ "event", ctl_event },
+	{ "nip19", ctl_nip19 },
+};
+
+/* limits.max_event_bytes at its built-in default (offline: no database). */
+static size_t
+ctl_max_event(void)
+{
+	struct config	*cfg;
+	int64_t		 v = EVENT_MAX_BYTES_CEILING;
+
+	if ((cfg = config_new()) != NULL) {
+		v = config_get_int(cfg, "limits.max_event_bytes");
+		config_free(cfg);
+	}
+	if (v <= 0 || v > EVENT_MAX_BYTES_CEILING)
+		v = EVENT_MAX_BYTES_CEILING;
+	return (size_t)v;
+}
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	printf("cacheboxctl %s\n", CACHEBOX_VERSION);
-	return 0;
+	struct ctl	ctl = { .dir = NULL, .max_event = 0 };
+	size_t		i;
+	int		a = 1;
+
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "-d") == 0 && a + 1 < argc)
+			ctl.dir = argv[++a];
+		else if (strcmp(argv[a], "-h") == 0 ||
+		    strcmp(argv[a], "--help") == 0) {
+			ctl_usage(stdout);
+			return 0;
+		} else {
+			ctl_usage(stderr);
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (a == argc) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	ctl.max_event = ctl_max_event();
+	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (strcmp(argv[a], ctl_cmds[i].name) == 0)
+			return ctl_cmds[i].fn(&ctl, argc - a - 1, argv + a + 1);
+	return ctl_daemon_command(&ctl, argc - a, argv + a);
 }

@@ -12,6 +12,7 @@
 #define EVENT_MAX_TAGS			4096		/* tags per event */
 #define EVENT_MAX_TAG_ITEMS		64		/* strings per tag */
 #define EVENT_MAX_FUTURE_S		(15 * 60)	/* created_at ahead of now, seconds */
+#define EVENT_SERIAL_MAX_BYTES		(2 * EVENT_MAX_BYTES_CEILING)	/* bytes of a canonical serialization (escapes may grow it) */
 
 /* Filters (NIP-01). */
 #define FILTER_MAX_IDS			1000		/* entries in "ids" */
@@ -19,6 +20,7 @@
 #define FILTER_MAX_KINDS		100		/* entries in "kinds" */
 #define FILTER_MAX_TAG_KEYS		8		/* distinct #x keys */
 #define FILTER_MAX_TAG_VALUES		1000		/* values per #x key */
+#define FILTER_MAX_TEXT_BYTES		(256 * 1024)	/* bytes of filter JSON text */
 
 /* NIP-19 bech32 entities. */
 #define NIP19_MAX_CHARS			5000		/* chars of a bech32 string (TLV ones pass 90) */
