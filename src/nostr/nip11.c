@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cJSON.h>
+#include <cjson/cJSON.h>
 
 #include "nostr/nip11.h"
 
