@@ -3,8 +3,10 @@
 # Idempotent: packages already present are not touched, and apt is not
 # called at all when nothing is missing.
 #   toolchain/install-deps.sh          build dependencies only
-#   toolchain/install-deps.sh test     plus test dependencies (node peers, postgres, chromium)
-#   toolchain/install-deps.sh cross    plus cross compilers, mmdebstrap and qemu
+#   toolchain/install-deps.sh test     plus test dependencies (node peers, postgres,
+#                                      clang and its libFuzzer runtime)
+#   toolchain/install-deps.sh cross    plus cross compilers, mmdebstrap and qemu-user
+# Sets combine: toolchain/install-deps.sh test cross
 set -eu
 
 build_pkgs="build-essential cmake ninja-build pkg-config ca-certificates
@@ -12,8 +14,12 @@ libmbedtls-dev libwslay-dev libcjson-dev libsqlite3-dev libsecp256k1-dev
 libpq-dev libmicrohttpd-dev libc-ares-dev libcmocka-dev"
 test_pkgs="nodejs npm clang libclang-rt-14-dev postgresql sqlite3 openssl
 curl python3 procps"
-cross_pkgs="mmdebstrap qemu-user-static gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
-libc6-dev-arm64-cross libc6-dev-armhf-cross"
+# No libc6-dev-<arch>-cross: the C library comes from the sysroot that
+# toolchain/make-sysroot.sh builds with every other -dev package, and Debian's
+# cross gcc would read the cross libc headers ahead of the sysroot's.
+# mmdebstrap needs gpg and the archive keyring (it only recommends gpg).
+cross_pkgs="mmdebstrap gpg debian-archive-keyring qemu-user-static
+gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf"
 
 want="$build_pkgs"
 for extra in "$@"; do
