@@ -52,4 +52,21 @@
 #define LOG_RATELIMIT_INTERVAL_MS	10000		/* window for repeated warnings, ms */
 #define LOG_RATELIMIT_BURST		5		/* lines per window per call site */
 
+/* Relay protocol and pool (src/relay). */
+#define RELAY_SUBID_MAX			64		/* bytes of a subscription id (NIP-01) */
+#define RELAY_MSG_MAX_FILTERS		16		/* filters in one REQ or COUNT */
+#define RELAY_CHALLENGE_MAX		512		/* bytes of a NIP-42 challenge we answer */
+#define RELAY_REASON_MAX		256		/* bytes of a relay's message kept as last_error */
+#define RELAY_BACKOFF_BASE_MS		1000		/* first reconnect delay, ms */
+#define RELAY_BACKOFF_CAP_MS		(10 * 60 * 1000) /* longest reconnect delay, ms */
+#define RELAY_PING_INTERVAL_MS		30000		/* idle time before a keepalive ping, ms */
+#define RELAY_DEAD_PEER_MS		90000		/* no frame at all for this long: reconnect, ms */
+#define RELAY_RATELIMIT_BASE_MS		2000		/* first pause of new REQs after rate-limited:, ms */
+#define RELAY_RATELIMIT_CAP_MS		(5 * 60 * 1000)	/* longest such pause, ms */
+#define RELAY_MAX_SUBS_DEFAULT		10		/* open subscriptions per relay without NIP-11 advice */
+#define RELAY_MAX_SUBS_CEILING		100		/* open subscriptions per relay, whatever NIP-11 says */
+#define RELAY_MAX_PENDING_OK		1024		/* published events awaiting OK, per relay */
+#define RELAY_STATS_FLUSH_MS		5000		/* counters to the relays table at most this often, ms */
+#define RELAY_OK_TIMEOUT_MS		30000		/* an EVENT with no OK after this is failed, ms */
+
 #endif
