@@ -75,12 +75,27 @@ int		 config_set_arg(struct config *, const char *arg, char *err, size_t errlen)
  */
 int		 config_load_file(struct config *, const char *path, char *err,
 		    size_t errlen);
+/*
+ * The parser behind config_load_file() on len bytes in memory (also the
+ * fuzzing entry); name stands for FILE in messages.
+ */
+int		 config_load_buf(struct config *, const char *name,
+		    const char *data, size_t len, char *err, size_t errlen);
 
 /* Current value as text (never NULL for a known key, NULL otherwise). */
 const char	*config_get(const struct config *, const char *key);
-int64_t		 config_get_int(const struct config *, const char *key);	/* INT, SIZE */
+/* INT; SIZE in bytes; BOOL 0/1; LEVEL as enum log_level; list item counts. */
+int64_t		 config_get_int(const struct config *, const char *key);
 bool		 config_get_bool(const struct config *, const char *key);
 enum cfg_source	 config_source(const struct config *, const char *key);
 const char	*config_source_name(enum cfg_source);
+/* The name of a type ("string", "integer", "size", ...), static. */
+const char	*config_type_name(enum cfg_type);
+/*
+ * The value of key fit to show a person, written into out (returned): a
+ * secret key shows "(set)" or "", a URL password shows as "***".
+ */
+const char	*config_display(const struct config *, const char *key,
+		    char *out, size_t outlen);
 
 #endif

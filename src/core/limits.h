@@ -36,6 +36,8 @@
 /* Configuration. */
 #define CONFIG_MAX_VALUE		4096		/* bytes of one value */
 #define CONFIG_MAX_LINE			8192		/* bytes of one config file line */
+#define CONFIG_MAX_KEY			64		/* bytes of one key name */
+#define CONFIG_MAX_FILE_BYTES		(256 * 1024)	/* bytes of a -c file */
 
 /* Local store. */
 #define STORE_CACHE_KIB			2048		/* SQLite page cache, KiB */

@@ -1,0 +1,844 @@
+/*
+ * config.c — the configuration table and the values in force. It owns one
+ * text copy of every value and the source it came from. It must never
+ * store a value that failed validation, never let a lower source replace a
+ * higher one, and never echo a secret value in a message. Parsing is a
+ * table of types, each with one small check function that also produces
+ * the value's stored (normalised) text and number.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/config.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "nostr/nip19.h"
+
+#define KIB	((int64_t)1024)
+#define MIB	(KIB * 1024)
+#define GIB	(MIB * 1024)
+
+static const struct cfg_def cfg_table[] = {
+	{ "relays.bootstrap", CFG_URLS,
+	  "wss://relay.damus.io,wss://nos.lol,wss://relay.nostr.band,"
+	  "wss://purplepag.es", 0, 0, "",
+	  "upstream relays asked for follow lists, relay lists and history",
+	  true, false },
+	{ "follow.roots", CFG_KEYS, "", 0, 0, "",
+	  "people whose follow lists define what is cached (npub or hex)",
+	  true, false },
+	{ "uplink.url", CFG_UPLINK, "", 0, 0, "",
+	  "owner's relay to forward to: ws(s):// or postgres://; empty = none",
+	  true, false },
+	{ "uplink.pg.create_schema", CFG_BOOL, "false", 0, 0, "",
+	  "create caching_event_inbox on the Postgres uplink if missing",
+	  true, false },
+	{ "backfill.enabled", CFG_BOOL, "true", 0, 0, "",
+	  "page through the history of every followed author", true, false },
+	{ "backfill.page_size", CFG_INT, "500", 1, 5000, "events",
+	  "limit asked for in one backfill request", true, false },
+	{ "backfill.pace_ms", CFG_INT, "1000", 0, 600000, "ms",
+	  "least gap between two backfill requests to one relay", true, false },
+	{ "backfill.max_subs_per_relay", CFG_INT, "4", 1, 64, "subscriptions",
+	  "open backfill subscriptions per relay when NIP-11 gives no limit",
+	  true, false },
+	{ "live.enabled", CFG_BOOL, "true", 0, 0, "",
+	  "subscribe to new events of followed authors", true, false },
+	{ "live.overlap_s", CFG_INT, "600", 0, 86400, "s",
+	  "how far before the last event seen a live reconnect asks from",
+	  true, false },
+	{ "relay.backoff_max_ms", CFG_INT, "300000", 1000, 3600000, "ms",
+	  "longest wait before reconnecting to a failing relay", true, false },
+	{ "http.listen", CFG_HOSTPORT, "127.0.0.1:8080", 0, 0, "",
+	  "address of the status page and JSON API", false, false },
+	{ "tls.ca_file", CFG_STRING, "", 0, 0, "",
+	  "CA bundle for wss://; empty = /etc/ssl/certs/ca-certificates.crt",
+	  false, false },
+	{ "limits.max_event_bytes", CFG_SIZE, "256k", 1 * KIB,
+	  EVENT_MAX_BYTES_CEILING, "bytes",
+	  "largest event JSON accepted from a relay", true, false },
+	{ "store.max_bytes", CFG_SIZE, "4g", 16 * MIB, 1024 * GIB, "bytes",
+	  "budget for stored events; forwarded ones are evicted past it",
+	  true, false },
+	{ "store.cache_kib", CFG_INT, "2048", 256, 262144, "KiB",
+	  "SQLite page cache", false, false },
+	{ "admin.token", CFG_STRING, "", 0, 0, "",
+	  "bearer token for mutating API calls; empty = mutations refused",
+	  true, true },
+	{ "console.tty", CFG_STRING, "", 0, 0, "",
+	  "serial console device, '-' for stdin; empty = no console",
+	  false, false },
+	{ "log.level", CFG_LEVEL, "info", 0, 0, "",
+	  "least severe level logged: error, warn, info or debug", true, false },
+	{ NULL, 0, NULL, 0, 0, NULL, NULL, false, false },
+};
+
+#define CFG_NKEYS	(sizeof(cfg_table) / sizeof(cfg_table[0]) - 1)
+
+struct cfg_value {
+	char		*text;
+	int64_t		 num;
+	enum cfg_source	 src;
+};
+
+struct config {
+	struct cfg_value v[CFG_NKEYS];
+};
+
+/* A value after its check: the text to store and its number, if any. */
+struct cfg_parsed {
+	char	text[CONFIG_MAX_VALUE + 1];
+	int64_t	num;
+};
+
+typedef int (*cfg_check_fn)(const struct cfg_def *, const char *,
+    struct cfg_parsed *, char *, size_t);
+
+/* Format "KEY: message" (or any message) into err when there is room. */
+static int
+cfg_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+cfg_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Copy s into out->text; -1 if it does not fit. */
+static int
+cfg_copy(struct cfg_parsed *out, const char *s)
+{
+	size_t	n = strlen(s);
+
+	if (n > CONFIG_MAX_VALUE)
+		return -1;
+	memcpy(out->text, s, n + 1);
+	return 0;
+}
+
+/* Parse a whole decimal integer with an optional sign. 0 or -1. */
+static int
+cfg_parse_int(const char *s, int64_t *out)
+{
+	char		*end;
+	long long	 v;
+
+	if (!isdigit((unsigned char)s[0]) && s[0] != '-' && s[0] != '+')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || *end != '\0' || errno != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Write a byte count the short way ("16m") when it is a whole unit. */
+static void
+cfg_size_fmt(int64_t v, char *out, size_t outlen)
+{
+	if (v != 0 && v % GIB == 0)
+		snprintf(out, outlen, "%lldg", (long long)(v / GIB));
+	else if (v != 0 && v % MIB == 0)
+		snprintf(out, outlen, "%lldm", (long long)(v / MIB));
+	else if (v != 0 && v % KIB == 0)
+		snprintf(out, outlen, "%lldk", (long long)(v / KIB));
+	else
+		snprintf(out, outlen, "%lld", (long long)v);
+}
+
+/* Parse bytes with an optional k/m/g suffix (KiB/MiB/GiB). 0 or -1. */
+static int
+cfg_parse_size(const char *s, int64_t *out)
+{
+	char		 digits[32];
+	size_t		 n = strspn(s, "0123456789");
+	int64_t		 v, mul = 1;
+
+	if (n == 0 || n >= sizeof(digits))
+		return -1;
+	if (s[n] != '\0') {
+		if (s[n + 1] != '\0')
+			return -1;
+		switch (tolower((unsigned char)s[n])) {
+		case 'k': mul = KIB; break;
+		case 'm': mul = MIB; break;
+		case 'g': mul = GIB; break;
+		default: return -1;
+		}
+	}
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	if (cfg_parse_int(digits, &v) == -1 || v > INT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+/* Check num against the bounds of d; sizes are shown with their suffix. */
+static int
+cfg_check_range(const struct cfg_def *d, int64_t num, char *err, size_t errlen)
+{
+	char	v[32], b[32];
+
+	if (num >= d->min && num <= d->max)
+		return 0;
+	if (d->type == CFG_SIZE) {
+		cfg_size_fmt(num, v, sizeof(v));
+		cfg_size_fmt(num < d->min ? d->min : d->max, b, sizeof(b));
+	} else {
+		snprintf(v, sizeof(v), "%lld", (long long)num);
+		snprintf(b, sizeof(b), "%lld",
+		    (long long)(num < d->min ? d->min : d->max));
+	}
+	return cfg_fail(err, errlen, "%s: %s is %s %s", d->name, v,
+	    num < d->min ? "below the minimum" : "above the maximum", b);
+}
+
+static int
+cfg_check_string(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	out->num = 0;
+	return cfg_copy(out, s);
+}
+
+static int
+cfg_check_int(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	if (cfg_parse_int(s, &out->num) == -1)
+		return cfg_fail(err, errlen, "%s: '%s' is not an integer",
+		    d->name, s);
+	if (cfg_check_range(d, out->num, err, errlen) == -1)
+		return -1;
+	snprintf(out->text, sizeof(out->text), "%lld", (long long)out->num);
+	return 0;
+}
+
+static int
+cfg_check_size(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	if (cfg_parse_size(s, &out->num) == -1)
+		return cfg_fail(err, errlen, "%s: '%s' is not a size (bytes, "
+		    "or a number with k, m or g)", d->name, s);
+	if (cfg_check_range(d, out->num, err, errlen) == -1)
+		return -1;
+	return cfg_copy(out, s);
+}
+
+static int
+cfg_check_bool(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+	size_t	i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0 || strcasecmp(s, no[i]) == 0) {
+			out->num = strcasecmp(s, yes[i]) == 0;
+			return cfg_copy(out, out->num ? "true" : "false");
+		}
+	}
+	return cfg_fail(err, errlen, "%s: '%s' is not a boolean (true/false, "
+	    "yes/no, on/off, 1/0)", d->name, s);
+}
+
+static int
+cfg_check_level(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	enum log_level	level;
+
+	if (log_level_parse(s, &level) == -1)
+		return cfg_fail(err, errlen, "%s: '%s' is not a log level "
+		    "(error, warn, info, debug)", d->name, s);
+	out->num = level;
+	return cfg_copy(out, s);
+}
+
+/* A host name or IPv4 address: letters, digits, '.', '-', '_'. */
+static int
+cfg_host_ok(const char *s, size_t n)
+{
+	size_t	i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && strchr(".-_", s[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+/* The inside of "[...]": hex digits, ':' and '.', with at least one ':'. */
+static int
+cfg_v6_ok(const char *s, size_t n)
+{
+	size_t	i;
+
+	if (n == 0 || memchr(s, ':', n) == NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]) && s[i] != ':' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+/* 1 to 5 digits with a value in [minport, 65535]. */
+static int
+cfg_port_ok(const char *s, size_t n, int minport)
+{
+	size_t	i;
+	long	v = 0;
+
+	if (n == 0 || n > 5)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return 0;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v >= minport && v <= 65535;
+}
+
+/* "host", "host:port", "[v6]" or "[v6]:port" in the n bytes at s. */
+static int
+cfg_authority_ok(const char *s, size_t n, int need_port, int minport)
+{
+	const char	*sep;
+	size_t		 hn;
+
+	if (n > 0 && s[0] == '[') {
+		if ((sep = memchr(s, ']', n)) == NULL ||
+		    !cfg_v6_ok(s + 1, (size_t)(sep - s) - 1))
+			return 0;
+		sep++;
+	} else {
+		sep = memchr(s, ':', n);
+		hn = sep != NULL ? (size_t)(sep - s) : n;
+		if (!cfg_host_ok(s, hn))
+			return 0;
+		sep = s + hn;
+	}
+	if (sep == s + n)
+		return !need_port;
+	if (*sep != ':')
+		return 0;
+	return cfg_port_ok(sep + 1, n - (size_t)(sep - s) - 1, minport);
+}
+
+/* A ws:// or wss:// URL with a host, an optional port and no spaces. */
+static int
+cfg_ws_url_ok(const char *s)
+{
+	const char	*p;
+
+	if (strncasecmp(s, "ws://", 5) == 0)
+		p = s + 5;
+	else if (strncasecmp(s, "wss://", 6) == 0)
+		p = s + 6;
+	else
+		return 0;
+	if (strpbrk(s, " \t") != NULL)
+		return 0;
+	return cfg_authority_ok(p, strcspn(p, "/?#"), 0, 1);
+}
+
+/* A public key as nip19_pubkey_parse() takes it (npub or 64 hex). */
+static int
+cfg_key_ok(const char *s)
+{
+	uint8_t	pk[32];
+
+	return nip19_pubkey_parse(s, pk) == 0;
+}
+
+/* The n bytes at s without leading and trailing white space. */
+static void
+cfg_trim(const char **s, size_t *n)
+{
+	while (*n > 0 && isspace((unsigned char)**s)) {
+		(*s)++;
+		(*n)--;
+	}
+	while (*n > 0 && isspace((unsigned char)(*s)[*n - 1]))
+		(*n)--;
+}
+
+/*
+ * A comma-separated list; each item, trimmed, must pass item_ok. The
+ * stored text is the trimmed items joined by ','. An empty value is an
+ * empty list; an empty item is an error.
+ */
+static int
+cfg_check_list(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    int (*item_ok)(const char *), const char *what, char *err, size_t errlen)
+{
+	char		 item[CONFIG_MAX_VALUE + 1];
+	const char	*p = s, *start;
+	size_t		 n, len = 0;
+
+	out->text[0] = '\0';
+	out->num = 0;
+	if (*s == '\0')
+		return 0;
+	for (;;) {
+		n = strcspn(p, ",");
+		start = p;
+		p += n;
+		cfg_trim(&start, &n);
+		if (n == 0)
+			return cfg_fail(err, errlen, "%s: empty item in the list",
+			    d->name);
+		memcpy(item, start, n);
+		item[n] = '\0';
+		if (!item_ok(item))
+			return cfg_fail(err, errlen, "%s: '%s' is %s", d->name,
+			    item, what);
+		len += (size_t)snprintf(out->text + len, sizeof(out->text) - len,
+		    "%s%s", out->num > 0 ? "," : "", item);
+		out->num++;
+		if (*p++ == '\0')
+			break;
+	}
+	return 0;
+}
+
+static int
+cfg_check_urls(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	return cfg_check_list(d, s, out, cfg_ws_url_ok,
+	    "not a ws:// or wss:// URL with a host", err, errlen);
+}
+
+static int
+cfg_check_keys(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	return cfg_check_list(d, s, out, cfg_key_ok,
+	    "not an npub or a 64-hex public key", err, errlen);
+}
+
+static int
+cfg_check_uplink(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	out->num = 0;
+	if (*s == '\0' || cfg_ws_url_ok(s))
+		return cfg_copy(out, s);
+	if ((strncasecmp(s, "postgres://", 11) == 0 ||
+	    strncasecmp(s, "postgresql://", 13) == 0) &&
+	    strpbrk(s, " \t") == NULL)
+		return cfg_copy(out, s);
+	return cfg_fail(err, errlen, "%s: '%s' is not empty or a ws://, wss://, "
+	    "postgres:// or postgresql:// URL", d->name, s);
+}
+
+static int
+cfg_check_hostport(const struct cfg_def *d, const char *s,
+    struct cfg_parsed *out, char *err, size_t errlen)
+{
+	out->num = 0;
+	if (!cfg_authority_ok(s, strlen(s), 1, 0))
+		return cfg_fail(err, errlen, "%s: '%s' is not host:port or "
+		    "[v6]:port", d->name, s);
+	return cfg_copy(out, s);
+}
+
+static const struct {
+	const char	*name;
+	cfg_check_fn	 check;
+} cfg_types[] = {
+	[CFG_STRING] = { "string", cfg_check_string },
+	[CFG_INT] = { "integer", cfg_check_int },
+	[CFG_BOOL] = { "boolean", cfg_check_bool },
+	[CFG_SIZE] = { "size", cfg_check_size },
+	[CFG_LEVEL] = { "level", cfg_check_level },
+	[CFG_URLS] = { "urls", cfg_check_urls },
+	[CFG_UPLINK] = { "uplink", cfg_check_uplink },
+	[CFG_HOSTPORT] = { "hostport", cfg_check_hostport },
+	[CFG_KEYS] = { "keys", cfg_check_keys },
+};
+
+/* Trim value, refuse what no type accepts, then run the type's check. */
+static int
+cfg_parse(const struct cfg_def *d, const char *value, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	char		 tmp[CONFIG_MAX_VALUE + 1];
+	const char	*s = value;
+	size_t		 n = strlen(value), i;
+
+	cfg_trim(&s, &n);
+	if (n > CONFIG_MAX_VALUE)
+		return cfg_fail(err, errlen, "%s: value is longer than %d bytes",
+		    d->name, CONFIG_MAX_VALUE);
+	for (i = 0; i < n; i++)
+		if (iscntrl((unsigned char)s[i]))
+			return cfg_fail(err, errlen, "%s: value contains a "
+			    "control character", d->name);
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	return cfg_types[d->type].check(d, tmp, out, err, errlen);
+}
+
+/* Index of key in the table, or -1. */
+static int
+cfg_index(const char *key)
+{
+	size_t	i;
+
+	for (i = 0; i < CFG_NKEYS; i++)
+		if (strcmp(cfg_table[i].name, key) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The definition of key (static), or NULL for an unknown key. */
+const struct cfg_def *
+config_lookup(const char *key)
+{
+	int	i = cfg_index(key);
+
+	return i == -1 ? NULL : &cfg_table[i];
+}
+
+/* The static table, ended by an entry whose name is NULL. */
+const struct cfg_def *
+config_table(void)
+{
+	return cfg_table;
+}
+
+/* The name of a value type ("integer", "size", ...), static. */
+const char *
+config_type_name(enum cfg_type type)
+{
+	if ((unsigned)type >= sizeof(cfg_types) / sizeof(cfg_types[0]))
+		return "?";
+	return cfg_types[type].name;
+}
+
+/* 0 if value is valid for key, else -1 with a message naming the key. */
+int
+config_validate(const char *key, const char *value, char *err, size_t errlen)
+{
+	struct cfg_parsed	p;
+	int			i = cfg_index(key);
+
+	if (i == -1)
+		return cfg_fail(err, errlen, "unknown key '%s'", key);
+	return cfg_parse(&cfg_table[i], value, &p, err, errlen);
+}
+
+/*
+ * Validate and store value for key from src, unless the value in force
+ * came from a higher source (0, nothing changed). -1 with err otherwise.
+ */
+int
+config_set(struct config *cfg, const char *key, const char *value,
+    enum cfg_source src, char *err, size_t errlen)
+{
+	struct cfg_parsed	 p;
+	struct cfg_value	*v;
+	char			*text;
+	int			 i = cfg_index(key);
+
+	if (i == -1)
+		return cfg_fail(err, errlen, "unknown key '%s'", key);
+	if (cfg_parse(&cfg_table[i], value, &p, err, errlen) == -1)
+		return -1;
+	v = &cfg->v[i];
+	if (src < v->src)
+		return 0;
+	if ((text = strdup(p.text)) == NULL)
+		return cfg_fail(err, errlen, "%s: out of memory", key);
+	free(v->text);
+	v->text = text;
+	v->num = p.num;
+	v->src = src;
+	return 0;
+}
+
+/* A configuration holding every default; NULL when out of memory. */
+struct config *
+config_new(void)
+{
+	struct config	*cfg;
+	char		 err[256];
+	size_t		 i;
+
+	if ((cfg = calloc(1, sizeof(*cfg))) == NULL)
+		return NULL;
+	for (i = 0; i < CFG_NKEYS; i++) {
+		if (config_set(cfg, cfg_table[i].name, cfg_table[i].def,
+		    CFG_SRC_DEFAULT, err, sizeof(err)) == -1) {
+			log_warnx("config default: %s", err);
+			config_free(cfg);
+			return NULL;
+		}
+	}
+	return cfg;
+}
+
+/* Free cfg and every value text. */
+void
+config_free(struct config *cfg)
+{
+	size_t	i;
+
+	if (cfg == NULL)
+		return;
+	for (i = 0; i < CFG_NKEYS; i++)
+		free(cfg->v[i].text);
+	free(cfg);
+}
+
+/* Set the n bytes of key (untrimmed) to value from src. */
+static int
+cfg_set_kv(struct config *cfg, const char *key, size_t n, const char *value,
+    enum cfg_source src, char *err, size_t errlen)
+{
+	char	name[CONFIG_MAX_KEY + 1];
+
+	cfg_trim(&key, &n);
+	if (n == 0)
+		return cfg_fail(err, errlen, "missing key before '='");
+	if (n > CONFIG_MAX_KEY)
+		n = CONFIG_MAX_KEY;
+	memcpy(name, key, n);
+	name[n] = '\0';
+	return config_set(cfg, name, value, src, err, errlen);
+}
+
+/* "KEY=VALUE" from --set, stored from CFG_SRC_CLI. 0 or -1 with err. */
+int
+config_set_arg(struct config *cfg, const char *arg, char *err, size_t errlen)
+{
+	const char	*eq = strchr(arg, '=');
+
+	if (eq == NULL)
+		return cfg_fail(err, errlen, "--set '%s': expected KEY=VALUE",
+		    arg);
+	return cfg_set_kv(cfg, arg, (size_t)(eq - arg), eq + 1, CFG_SRC_CLI,
+	    err, errlen);
+}
+
+/* One NUL-terminated line of a file: blank, "# comment" or "key = value". */
+static int
+cfg_file_line(struct config *cfg, const char *line, char *err, size_t errlen)
+{
+	const char	*p = line, *eq;
+	size_t		 n = strlen(line);
+
+	cfg_trim(&p, &n);
+	if (n == 0 || *p == '#')
+		return 0;
+	if ((eq = strchr(p, '=')) == NULL)
+		return cfg_fail(err, errlen, "expected 'key = value'");
+	return cfg_set_kv(cfg, p, (size_t)(eq - p), eq + 1, CFG_SRC_FILE,
+	    err, errlen);
+}
+
+/* Check and copy one raw line of a file (CR LF allowed). 0 or -1. */
+static int
+cfg_buf_line(struct config *cfg, const char *s, size_t n, char *err,
+    size_t errlen)
+{
+	char	line[CONFIG_MAX_LINE + 1];
+
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	if (n > CONFIG_MAX_LINE)
+		return cfg_fail(err, errlen, "line longer than %d bytes",
+		    CONFIG_MAX_LINE);
+	if (memchr(s, '\0', n) != NULL)
+		return cfg_fail(err, errlen, "NUL byte in line");
+	memcpy(line, s, n);
+	line[n] = '\0';
+	return cfg_file_line(cfg, line, err, errlen);
+}
+
+/*
+ * Set every "key = value" line of the len bytes at data from CFG_SRC_FILE;
+ * name is used in messages. -1 with "NAME:LINE: message" on the first
+ * error (the lines before it stay applied).
+ */
+int
+config_load_buf(struct config *cfg, const char *name, const char *data,
+    size_t len, char *err, size_t errlen)
+{
+	char		 msg[512];
+	const char	*p = data, *end = data + len, *nl;
+	size_t		 n;
+	unsigned	 lineno;
+
+	for (lineno = 1; p < end; lineno++) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+		if (cfg_buf_line(cfg, p, n, msg, sizeof(msg)) == -1)
+			return cfg_fail(err, errlen, "%s:%u: %s", name, lineno,
+			    msg);
+		p += n + 1;
+	}
+	return 0;
+}
+
+/* Read a whole file of at most CONFIG_MAX_FILE_BYTES into a new buffer. */
+static char *
+cfg_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE	*fp;
+	char	*data;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		cfg_fail(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if ((data = malloc(CONFIG_MAX_FILE_BYTES + 1)) == NULL) {
+		cfg_fail(err, errlen, "%s: out of memory", path);
+		fclose(fp);
+		return NULL;
+	}
+	*len = fread(data, 1, CONFIG_MAX_FILE_BYTES + 1, fp);
+	if (ferror(fp) || *len > CONFIG_MAX_FILE_BYTES) {
+		if (ferror(fp))
+			cfg_fail(err, errlen, "%s: read error", path);
+		else
+			cfg_fail(err, errlen, "%s: larger than %d bytes", path,
+			    CONFIG_MAX_FILE_BYTES);
+		free(data);
+		data = NULL;
+	}
+	fclose(fp);
+	return data;
+}
+
+/* The -c file: see config_load_buf(); "FILE: reason" when it cannot be read. */
+int
+config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)
+{
+	char	*data;
+	size_t	 len;
+	int	 rv;
+
+	if ((data = cfg_read_file(path, &len, err, errlen)) == NULL)
+		return -1;
+	rv = config_load_buf(cfg, path, data, len, err, errlen);
+	free(data);
+	return rv;
+}
+
+/* The value in force as text, owned by cfg; NULL for an unknown key. */
+const char *
+config_get(const struct config *cfg, const char *key)
+{
+	int	i = cfg_index(key);
+
+	return i == -1 ? NULL : cfg->v[i].text;
+}
+
+/*
+ * The number behind a value: INT as is, SIZE in bytes, BOOL 0/1, LEVEL the
+ * enum log_level, lists their item count; 0 for an unknown key.
+ */
+int64_t
+config_get_int(const struct config *cfg, const char *key)
+{
+	int	i = cfg_index(key);
+
+	return i == -1 ? 0 : cfg->v[i].num;
+}
+
+/* A BOOL value; false for an unknown key. */
+bool
+config_get_bool(const struct config *cfg, const char *key)
+{
+	return config_get_int(cfg, key) != 0;
+}
+
+/* Where the value in force came from; CFG_SRC_DEFAULT for an unknown key. */
+enum cfg_source
+config_source(const struct config *cfg, const char *key)
+{
+	int	i = cfg_index(key);
+
+	return i == -1 ? CFG_SRC_DEFAULT : cfg->v[i].src;
+}
+
+/* "default", "database", "file" or "command line" (static). */
+const char *
+config_source_name(enum cfg_source src)
+{
+	static const char *const names[] = {
+		[CFG_SRC_DEFAULT] = "default",
+		[CFG_SRC_DB] = "database",
+		[CFG_SRC_FILE] = "file",
+		[CFG_SRC_CLI] = "command line",
+	};
+
+	if ((unsigned)src >= sizeof(names) / sizeof(names[0]))
+		return "?";
+	return names[src];
+}
+
+/* In a URL, the ':' that starts a password in "scheme://user:pw@", or NULL. */
+static const char *
+cfg_url_password(const char *v, const char **at)
+{
+	const char	*host, *colon;
+	size_t		 n;
+
+	if ((host = strstr(v, "://")) == NULL)
+		return NULL;
+	host += 3;
+	n = strcspn(host, "/?#");
+	if ((*at = memchr(host, '@', n)) == NULL)
+		return NULL;
+	colon = memchr(host, ':', (size_t)(*at - host));
+	return colon;
+}
+
+/*
+ * The value of key as it may be shown to a person, written into out: a
+ * secret is "(set)" or "", and the password of a URL ("user:pw@") is
+ * replaced by "***". Returns out; "" for an unknown key.
+ */
+const char *
+config_display(const struct config *cfg, const char *key, char *out,
+    size_t outlen)
+{
+	const struct cfg_def	*d = config_lookup(key);
+	const char		*v, *pw, *at;
+
+	if (outlen == 0)
+		return out;
+	out[0] = '\0';
+	if (d == NULL)
+		return out;
+	v = config_get(cfg, key);
+	if (d->secret)
+		snprintf(out, outlen, "%s", v[0] != '\0' ? "(set)" : "");
+	else if ((pw = cfg_url_password(v, &at)) != NULL)
+		snprintf(out, outlen, "%.*s:***%s", (int)(pw - v), v, at);
+	else
+		snprintf(out, outlen, "%s", v);
+	return out;
+}
