@@ -54,6 +54,32 @@
 #define LOG_RATELIMIT_INTERVAL_MS	10000		/* window for repeated warnings, ms */
 #define LOG_RATELIMIT_BURST		5		/* lines per window per call site */
 
+/* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */
+#define URL_MAX_BYTES			2048		/* bytes of a whole URL */
+#define URL_MAX_HOST			253		/* bytes of a host name (RFC 1035) */
+#define DNS_TIMEOUT_MS			10000		/* one resolution, all tries, ms */
+#define DNS_TRY_TIMEOUT_MS		2500		/* one c-ares try to one server, ms */
+#define DNS_TRIES			3		/* c-ares tries per server */
+#define DNS_MAX_ADDRS			16		/* addresses kept per name */
+#define TCP_CONNECT_TIMEOUT_MS		5000		/* one connect attempt to one address, ms */
+#define TCP_KEEPALIVE_IDLE_S		60		/* idle before the first keepalive probe, s */
+#define TCP_KEEPALIVE_INTVL_S		20		/* between keepalive probes, s */
+#define TCP_KEEPALIVE_PROBES		3		/* unanswered probes before the peer is dead */
+#define TLS_MAX_CA_SETS			4		/* distinct CA files held at once */
+#define TLS_REASON_MAX			128		/* bytes of a verification failure reason */
+#define WS_OPEN_TIMEOUT_MS		30000		/* URL to open WebSocket (DNS+TCP+TLS+upgrade), ms */
+#define WS_CLOSE_TIMEOUT_MS		5000		/* wait for the peer's close frame, ms */
+#define WS_HANDSHAKE_MAX_BYTES		8192		/* bytes of the 101 response head */
+#define HTTP_MAX_HEADERS		64		/* header lines in a response head */
+#define WS_MAX_MSG_BYTES_CEILING	(16 * 1024 * 1024) /* largest message ever accepted, bytes */
+#define WS_MAX_MSG_BYTES_DEFAULT	(1024 * 1024)	/* default largest message, bytes */
+#define WS_SEND_HIGH_WATER_DEFAULT	(256 * 1024)	/* queued bytes above which reading stops, bytes */
+#define WS_SEND_QUEUE_MAX_DEFAULT	(1024 * 1024)	/* queued bytes above which sends are refused */
+#define HTTP_MAX_HEAD_BYTES		8192		/* bytes of a response status line + headers */
+#define HTTP_MAX_BODY_BYTES		(64 * 1024)	/* bytes of a NIP-11 response body */
+#define HTTP_TIMEOUT_MS			15000		/* URL to complete response, ms */
+#define HTTP_MAX_CHUNK_LINE		64		/* bytes of one chunk-size line */
+
 /* Relay protocol and pool (src/relay). */
 #define RELAY_SUBID_MAX			64		/* bytes of a subscription id (NIP-01) */
 #define RELAY_MSG_MAX_FILTERS		16		/* filters in one REQ or COUNT */
