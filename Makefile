@@ -1,11 +1,23 @@
 # Thin wrapper for the two README commands; the build itself is CMake.
 #   make run    install missing packages, build, run cacheboxd on its defaults
 #   make test   install missing packages, build, run every test
+# and for the other builds CI runs (.ci/run), each in its own build directory:
+#   make asan            ASan+UBSan build (build-asan), unit and integration tests
+#   make fuzz            clang libFuzzer build (build-fuzz), each fuzzer FUZZ_SECONDS
+#   make cross-aarch64   arm64 cross build (build-aarch64), unit tests under qemu
+#   make cross-armhf     armhf cross build (build-armhf), unit tests under qemu
+# Cross sysroots are cached outside the tree, in $(SYSROOTS).
 BUILD ?= build
 STATE ?= state
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+SYSROOTS ?= $(or $(CACHEBOX_SYSROOTS),/var/cache/cachebox/sysroots)
+FUZZ_SECONDS ?= 15
+WERROR ?= ON
+# The gcc builds hold the -Werror line; clang's extra warnings are shown in
+# the fuzz build but do not stop it unless FUZZ_WERROR=ON.
+FUZZ_WERROR ?= OFF
 
-.PHONY: all run test deps test-deps clean
+.PHONY: all run test deps test-deps test-pkgs cross-deps asan fuzz cross-aarch64 cross-armhf clean
 
 all: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -14,9 +26,15 @@ all: deps
 deps:
 	toolchain/install-deps.sh
 
-test-deps:
+test-deps: test-pkgs tests/node_modules/.installed
+
+test-pkgs:
 	toolchain/install-deps.sh test
+
+# npm ci wipes and reinstalls; do it only when the pinned set changed.
+tests/node_modules/.installed: tests/package.json tests/package-lock.json | test-pkgs
 	cd tests && npm ci --no-audit --no-fund
+	touch $@
 
 run: all
 	$(BUILD)/src/cacheboxd -d $(STATE)
@@ -26,5 +44,32 @@ test: test-deps
 	cmake --build $(BUILD) -j $(JOBS)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+cross-deps:
+	toolchain/install-deps.sh cross
+
+asan: test-deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	    -DCACHEBOX_SANITIZE=ON -DCACHEBOX_WERROR=$(WERROR)
+	cmake --build build-asan -j $(JOBS)
+	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan \
+	    --output-on-failure -j $(JOBS) -L 'unit|integration'
+
+fuzz: test-deps
+	cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang \
+	    -DCACHEBOX_FUZZ=ON -DCACHEBOX_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	    -DCACHEBOX_WERROR=$(FUZZ_WERROR)
+	cmake --build build-fuzz -j $(JOBS)
+	ctest --test-dir build-fuzz --output-on-failure -j $(JOBS) -L fuzz
+
+# cross-<cpu>: <cpu> names the toolchain file, ARCH_<cpu> the Debian architecture.
+ARCH_aarch64 = arm64
+ARCH_armhf = armhf
+cross-aarch64 cross-armhf: cross-%: cross-deps
+	toolchain/make-sysroot.sh $(ARCH_$*) $(SYSROOTS)/$(ARCH_$*)
+	cmake -S . -B build-$* -G Ninja -DCMAKE_TOOLCHAIN_FILE=toolchain/$*.cmake \
+	    -DCACHEBOX_SYSROOT=$(SYSROOTS)/$(ARCH_$*) -DCACHEBOX_WERROR=$(WERROR)
+	cmake --build build-$* -j $(JOBS)
+	ctest --test-dir build-$* --output-on-failure -j $(JOBS) -L unit
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan build-fuzz build-aarch64 build-armhf
