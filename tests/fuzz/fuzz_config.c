@@ -19,6 +19,13 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static char	fuzz_path[64];
 
 static void
+fuzz_cleanup(void)
+{
+	if (fuzz_path[0] != '\0')
+		unlink(fuzz_path);
+}
+
+static void
 fuzz_file(struct config *cfg, const uint8_t *data, size_t size)
 {
 	FILE	*fp;
@@ -31,6 +38,7 @@ fuzz_file(struct config *cfg, const uint8_t *data, size_t size)
 		if ((fd = mkstemp(fuzz_path)) == -1)
 			abort();
 		close(fd);
+		atexit(fuzz_cleanup);
 	}
 	if ((fp = fopen(fuzz_path, "wb")) == NULL)
 		abort();
