@@ -96,5 +96,6 @@
 #define RELAY_MAX_PENDING_OK		1024		/* published events awaiting OK, per relay */
 #define RELAY_STATS_FLUSH_MS		5000		/* counters to the relays table at most this often, ms */
 #define RELAY_OK_TIMEOUT_MS		30000		/* an EVENT with no OK after this is failed, ms */
+#define RELAY_NIP11_REFRESH_MS		(6 * 3600 * 1000) /* a NIP-11 document is read again after, ms */
 
 #endif

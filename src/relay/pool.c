@@ -1,0 +1,449 @@
+/*
+ * pool.c — the planners' side of the relay pool: the set of relays, the
+ * subscription and publish API, the loop hook that reaps what callbacks
+ * marked dead, NIP-11 documents (fetched once per connect cycle, refreshed
+ * at most every RELAY_NIP11_REFRESH_MS, stored and applied), and the
+ * periodic flush of counters to the `relays` table in one transaction.
+ *
+ * It never touches a socket itself (relay.c and src/net do) and never
+ * writes a counter per frame.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/hex.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "net/http.h"
+#include "net/url.h"
+#include "net/ws.h"
+#include "nostr/nip11.h"
+#include "relay/pool.h"
+#include "relay/relay.h"
+#include "store/relays.h"
+#include "store/store.h"
+
+static const char *const role_names[] = {
+	[RELAY_ROLE_BOOTSTRAP] = "bootstrap",
+	[RELAY_ROLE_OUTBOX] = "outbox",
+	[RELAY_ROLE_CUSTOM] = "custom",
+	[RELAY_ROLE_UPLINK] = "uplink",
+};
+
+const char *
+relay_role_name(enum relay_role role)
+{
+	if ((unsigned)role >= sizeof(role_names) / sizeof(role_names[0]))
+		return "custom";
+	return role_names[role];
+}
+
+static void
+pool_hook(struct loop *l, void *arg)
+{
+	struct pool	*pool = arg;
+	struct relay	*r, *rn;
+
+	TAILQ_FOREACH_SAFE(r, &pool->relays, entry, rn) {
+		if (r->dead) {
+			TAILQ_REMOVE(&pool->relays, r, entry);
+			pool->nrelays--;
+			relay_free(r);
+			continue;
+		}
+		relay_tick(r);
+	}
+	if (loop_now_ms(l) - pool->last_flush_ms >= RELAY_STATS_FLUSH_MS)
+		(void)pool_flush(pool);
+}
+
+struct pool *
+pool_new(struct loop *loop, const struct pool_opts *opts)
+{
+	struct pool	*pool;
+
+	if ((pool = calloc(1, sizeof(*pool))) == NULL)
+		return NULL;
+	pool->loop = loop;
+	if (opts != NULL)
+		pool->opts = *opts;
+	if (pool->opts.ca_file != NULL && pool->opts.ca_file[0] != '\0' &&
+	    (pool->ca_file = strdup(pool->opts.ca_file)) == NULL) {
+		free(pool);
+		return NULL;
+	}
+	pool->opts.ca_file = pool->ca_file;
+	TAILQ_INIT(&pool->relays);
+	pool->last_flush_ms = loop_now_ms(loop);
+	if (loop_hook_add(loop, pool_hook, pool) == -1) {
+		free(pool->ca_file);
+		free(pool);
+		return NULL;
+	}
+	return pool;
+}
+
+void
+pool_free(struct pool *pool)
+{
+	struct relay	*r;
+
+	if (pool == NULL)
+		return;
+	loop_hook_del(pool->loop, pool_hook, pool);
+	(void)pool_flush(pool);
+	while ((r = TAILQ_FIRST(&pool->relays)) != NULL) {
+		TAILQ_REMOVE(&pool->relays, r, entry);
+		relay_free(r);
+	}
+	free(pool->ca_file);
+	free(pool);
+}
+
+struct relay *
+pool_relay_find(struct pool *pool, const char *url)
+{
+	struct relay	*r;
+
+	TAILQ_FOREACH(r, &pool->relays, entry)
+		if (!r->dead && strcmp(r->url, url) == 0)
+			return r;
+	return NULL;
+}
+
+static void
+pool_relay_start(struct loop *l, void *arg)
+{
+	(void)l;
+	relay_connect(arg);
+}
+
+struct relay *
+pool_relay_add(struct pool *pool, const char *url, enum relay_role role)
+{
+	struct relay	*r;
+	struct url	 u;
+	const char	*why = NULL;
+
+	if ((r = pool_relay_find(pool, url)) != NULL) {
+		r->role = role;
+		return r;
+	}
+	if (url_parse(url, &u, &why) == -1 || u.scheme == URL_HTTP ||
+	    u.scheme == URL_HTTPS) {
+		log_warnx("relay %s: not a relay URL: %s", url,
+		    why ? why : "not ws:// or wss://");
+		return NULL;
+	}
+	if ((r = relay_new(pool, url, role)) == NULL)
+		return NULL;
+	TAILQ_INSERT_TAIL(&pool->relays, r, entry);
+	pool->nrelays++;
+	if (pool->opts.store != NULL)
+		(void)store_relay_upsert(pool->opts.store, url,
+		    relay_role_name(role), clock_wall_s());
+	/* Connect from the loop, never inside the caller. */
+	r->retry_timer = loop_timer_add(pool->loop, 0, pool_relay_start, r);
+	return r;
+}
+
+void
+pool_relay_remove(struct pool *pool, const char *url)
+{
+	struct relay	*r;
+
+	if ((r = pool_relay_find(pool, url)) != NULL)
+		relay_disable(r);
+}
+
+struct pool_sub *
+pool_sub_open(struct pool *pool, const char *url,
+    const struct filter *filters, size_t n, const struct pool_sub_cbs *cbs,
+    void *arg)
+{
+	struct relay	*r;
+	struct pool_sub	*s;
+	struct buf	 b;
+
+	if ((r = pool_relay_find(pool, url)) == NULL ||
+	    (s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	snprintf(s->id, sizeof(s->id), "s%llu",
+	    (unsigned long long)++pool->next_sub);
+	buf_init(&b, r->max_message_length > 0 ?
+	    (size_t)r->max_message_length : WS_MAX_MSG_BYTES_DEFAULT);
+	if (relay_msg_build_req(&b, s->id, filters, n) == -1 ||
+	    (s->req = strdup(buf_cstr(&b))) == NULL) {
+		buf_free(&b);
+		free(s);
+		return NULL;
+	}
+	s->req_len = b.len;
+	buf_free(&b);
+	s->relay = r;
+	s->state = SUB_QUEUED;
+	if (cbs != NULL)
+		s->cbs = *cbs;
+	s->arg = arg;
+	TAILQ_INSERT_TAIL(&r->subs, s, entry);
+	relay_pump(r);
+	return s;
+}
+
+void
+pool_sub_close(struct pool_sub *s)
+{
+	if (s != NULL && s->state != SUB_DEAD)
+		relay_sub_close(s);
+}
+
+const char *
+pool_sub_id(const struct pool_sub *s)
+{
+	return s->id;
+}
+
+const char *
+pool_sub_url(const struct pool_sub *s)
+{
+	return s->relay->url;
+}
+
+unsigned
+pool_sub_resent(const struct pool_sub *s)
+{
+	return s->resent;
+}
+
+void
+pool_sub_note_invalid(struct pool_sub *s)
+{
+	s->relay->stats.invalid++;
+}
+
+/* The "id" of event JSON text into id. 0 or -1. */
+static int
+pool_event_id(const char *json, size_t len, uint8_t id[32])
+{
+	cJSON	*o, *i;
+	int	 rc = -1;
+
+	if ((o = cJSON_ParseWithLength(json, len)) == NULL)
+		return -1;
+	i = cJSON_GetObjectItemCaseSensitive(o, "id");
+	if (cJSON_IsString(i) && i->valuestring != NULL &&
+	    hex_decode(i->valuestring, strlen(i->valuestring), id, 32) == 0)
+		rc = 0;
+	cJSON_Delete(o);
+	return rc;
+}
+
+int
+pool_publish(struct pool *pool, const char *url, const char *event_json,
+    size_t len, pool_ok_cb cb, void *arg)
+{
+	struct relay		*r;
+	struct relay_pub	*p;
+	struct buf		 b;
+
+	if ((r = pool_relay_find(pool, url)) == NULL ||
+	    r->state != RELAY_OPEN || r->npubs >= RELAY_MAX_PENDING_OK ||
+	    len > EVENT_MAX_BYTES_CEILING || (p = calloc(1, sizeof(*p))) == NULL)
+		return -1;
+	buf_init(&b, EVENT_MAX_BYTES_CEILING + 16);
+	if (pool_event_id(event_json, len, p->id) == -1 ||
+	    relay_msg_build_event(&b, event_json, len) == -1 ||
+	    (p->frame = strdup(buf_cstr(&b))) == NULL) {
+		buf_free(&b);
+		free(p);
+		return -1;
+	}
+	p->frame_len = b.len;
+	buf_free(&b);
+	p->cb = cb;
+	p->arg = arg;
+	if (relay_publish(r, p) == -1) {
+		free(p->frame);
+		free(p);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&r->pubs, p, entry);
+	r->npubs++;
+	return 0;
+}
+
+void
+pool_set_pace(struct pool *pool, uint32_t pace_ms)
+{
+	struct relay	*r;
+
+	pool->opts.pace_ms = pace_ms;
+	TAILQ_FOREACH(r, &pool->relays, entry)
+		relay_pump(r);
+}
+
+/* total - flushed into d; 1 if any counter moved. */
+static int
+pool_delta(const struct relay *r, struct store_relay_counters *d)
+{
+	const uint64_t	*t = (const uint64_t *)&r->stats;
+	const uint64_t	*f = (const uint64_t *)&r->flushed;
+	uint64_t	*o = (uint64_t *)d;
+	size_t		 i, n = sizeof(*d) / sizeof(uint64_t);
+	int		 moved = 0;
+
+	for (i = 0; i < n; i++) {
+		o[i] = t[i] - f[i];
+		moved |= o[i] != 0;
+	}
+	return moved;
+}
+
+int
+pool_flush(struct pool *pool)
+{
+	struct store_relay_counters	 d;
+	struct store			*st = pool->opts.store;
+	struct relay			*r;
+	int64_t				 now = clock_wall_s();
+
+	pool->last_flush_ms = loop_now_ms(pool->loop);
+	if (st == NULL || store_begin(st) == -1)
+		return st == NULL ? 0 : -1;
+	TAILQ_FOREACH(r, &pool->relays, entry) {
+		if (!pool_delta(r, &d))
+			continue;
+		if (store_relay_add_counters(st, r->url, &d, now) == -1) {
+			(void)store_rollback(st);
+			return -1;
+		}
+	}
+	if (store_commit(st) == -1)
+		return -1;
+	TAILQ_FOREACH(r, &pool->relays, entry)
+		r->flushed = r->stats;
+	return 0;
+}
+
+static void
+pool_nip11_done(int status, const char *body, size_t len, const char *err,
+    void *arg)
+{
+	struct relay		*r = arg;
+	struct nip11_info	 info;
+	char			 why[128];
+
+	r->nip11_req = NULL;
+	if (err != NULL || status != 200) {
+		log_info("relay %s: no NIP-11 document (%s)", r->url,
+		    err != NULL ? err : "status not 200");
+		return;
+	}
+	if (nip11_parse(body, len, &info, why, sizeof(why)) == -1) {
+		log_info("relay %s: NIP-11 document refused: %s", r->url, why);
+		return;
+	}
+	r->nip11_at_ms = loop_now_ms(r->pool->loop);
+	r->max_limit = info.max_limit;
+	r->max_subscriptions = info.max_subscriptions;
+	r->max_message_length = info.max_message_length;
+	if (r->pool->opts.store != NULL)
+		(void)store_relay_set_nip11(r->pool->opts.store, r->url, &info,
+		    clock_wall_s());
+	relay_apply_limits(r);
+}
+
+void
+pool_nip11_start(struct relay *r)
+{
+	struct http_opts	 ho;
+	uint64_t		 now = loop_now_ms(r->pool->loop);
+	char			 err[256];
+
+	if (r->pool->opts.no_nip11 || r->nip11_req != NULL ||
+	    (r->nip11_at_ms != 0 && now - r->nip11_at_ms <
+	    RELAY_NIP11_REFRESH_MS))
+		return;
+	memset(&ho, 0, sizeof(ho));
+	ho.dns = r->pool->opts.dns;
+	ho.ca_file = r->pool->ca_file;
+	ho.accept = "application/nostr+json";
+	r->nip11_req = http_get(r->pool->loop, r->url, &ho, pool_nip11_done, r,
+	    err, sizeof(err));
+	if (r->nip11_req == NULL)
+		log_info("relay %s: NIP-11 not fetched: %s", r->url, err);
+}
+
+void
+pool_nip11_cancel(struct relay *r)
+{
+	if (r->nip11_req != NULL)
+		http_cancel(r->nip11_req);
+	r->nip11_req = NULL;
+}
+
+static void
+pool_info_fill(const struct relay *r, struct pool_relay_info *info)
+{
+	const struct pool_sub	*s;
+
+	memset(info, 0, sizeof(*info));
+	info->url = r->url;
+	info->state = relay_state_name(r->state);
+	info->role = relay_role_name(r->role);
+	info->last_error = r->last_error;
+	info->failures = r->failures;
+	TAILQ_FOREACH(s, &r->subs, entry) {
+		if (s->state == SUB_SENT || s->state == SUB_LIVE)
+			info->subs_open++;
+		else if (s->state == SUB_QUEUED || s->state == SUB_AUTH_WAIT)
+			info->subs_queued++;
+	}
+	info->events = r->stats.events;
+	info->bytes_in = r->stats.bytes_in;
+	info->reqs = r->stats.reqs;
+	info->eose = r->stats.eose;
+	info->notices = r->stats.notices;
+	info->closed = r->stats.closed;
+	info->auth = r->stats.auth;
+	info->invalid = r->stats.invalid;
+	info->dropped = r->stats.dropped;
+	info->max_limit = r->max_limit;
+	info->max_subscriptions = r->max_subscriptions;
+	info->authenticated = r->auth == RELAY_AUTH_OK;
+}
+
+size_t
+pool_relay_count(const struct pool *pool)
+{
+	return pool->nrelays;
+}
+
+int
+pool_relay_info(const struct pool *pool, size_t i, struct pool_relay_info *info)
+{
+	const struct relay	*r;
+
+	TAILQ_FOREACH(r, &pool->relays, entry)
+		if (i-- == 0) {
+			pool_info_fill(r, info);
+			return 0;
+		}
+	return -1;
+}
+
+int
+pool_relay_info_url(const struct pool *pool, const char *url,
+    struct pool_relay_info *info)
+{
+	const struct relay	*r;
+
+	TAILQ_FOREACH(r, &pool->relays, entry)
+		if (strcmp(r->url, url) == 0) {
+			pool_info_fill(r, info);
+			return 0;
+		}
+	return -1;
+}

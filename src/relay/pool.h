@@ -1,0 +1,177 @@
+/*
+ * pool.h — the relay pool: the only way planners talk to upstream relays.
+ * A planner adds relays by URL, opens subscriptions with callbacks and
+ * publishes events with an OK callback; the pool owns every connection,
+ * every subscription id, the per-relay cap on open subscriptions (NIP-11
+ * max_subscriptions or RELAY_MAX_SUBS_DEFAULT, excess ones wait in FIFO
+ * order), the per-relay pacing of REQs, NIP-42 authentication, reconnects
+ * with backoff, NIP-11 facts and the per-relay counters in the `relays`
+ * table.
+ *
+ * Reconnects: a subscription the relay had not finished with when the
+ * connection dropped is sent again, with the same filters, once the relay
+ * is back (in its FIFO place, paced). A planner that wants a different
+ * `since` after a gap (live) closes the subscription in on_eose or on
+ * seeing pool_sub_resent() and opens a new one; a drain step is naturally
+ * idempotent because its `until` does not move until EOSE.
+ *
+ * The pool never decides what an event is worth: it hands the raw event
+ * to on_event and counts; ingest verifies and reports failures back with
+ * pool_relay_note_invalid(). It never frees a subscription or a relay
+ * inside one of its callbacks: both are marked and reaped by a loop hook.
+ */
+#ifndef CACHEBOX_RELAY_POOL_H
+#define CACHEBOX_RELAY_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "relay/msg.h"
+
+struct loop;
+struct dns;
+struct store;
+struct filter;
+struct nostr_key;
+struct pool;
+struct pool_sub;
+struct relay;
+
+enum relay_role {
+	RELAY_ROLE_BOOTSTRAP = 0,
+	RELAY_ROLE_OUTBOX,
+	RELAY_ROLE_CUSTOM,
+	RELAY_ROLE_UPLINK,
+};
+
+/*
+ * Zero values mean the defaults named in limits.h. dns, store and key may
+ * be NULL: then only IP literals are dialled, nothing is stored, and AUTH
+ * challenges are not answered.
+ */
+struct pool_opts {
+	struct dns		*dns;
+	const char		*ca_file;	/* tls.ca_file; NULL: system */
+	struct store		*store;
+	const struct nostr_key	*key;		/* the box key, for NIP-42 */
+	uint32_t		 pace_ms;	/* least gap between REQs to one relay */
+	uint32_t		 backoff_base_ms;
+	uint32_t		 backoff_cap_ms;
+	uint32_t		 ping_ms;	/* keepalive ping after this idle time */
+	uint32_t		 dead_ms;	/* nothing heard this long: reconnect */
+	uint32_t		 ratelimit_base_ms;
+	size_t			 max_msg_bytes;	/* largest frame accepted */
+	bool			 no_nip11;	/* do not fetch NIP-11 documents */
+};
+
+/*
+ * Subscription callbacks, each optional. on_event gets the parsed message:
+ * msg->event_raw/event_raw_len is the event's JSON inside the frame, and
+ * relay_msg_take_event(msg) detaches the cJSON object (the callee then
+ * owns it); both are valid only during the call. on_closed ends the
+ * subscription (the relay refused or closed it and the pool will not
+ * retry): the handle is invalid once it returns.
+ */
+struct pool_sub_cbs {
+	void	(*on_event)(struct pool_sub *, struct relay_msg *msg, void *arg);
+	void	(*on_eose)(struct pool_sub *, void *arg);
+	void	(*on_closed)(struct pool_sub *, enum relay_reason reason,
+		    const char *message, void *arg);
+};
+
+/*
+ * The relay's answer to a published event: accepted, the OK prefix and
+ * message (reason ERROR and "error: ..." text when the connection was lost
+ * or the pool gave up before an OK came).
+ */
+typedef void	(*pool_ok_cb)(const uint8_t id[32], bool accepted,
+		    enum relay_reason reason, const char *message, void *arg);
+
+/* What a status surface shows of one relay; strings owned by the pool. */
+struct pool_relay_info {
+	const char	*url;
+	const char	*state;		/* relay_state_name() */
+	const char	*role;
+	const char	*last_error;	/* "" when none */
+	uint32_t	 failures;
+	size_t		 subs_open;
+	size_t		 subs_queued;
+	uint64_t	 events, bytes_in, reqs, eose, notices, closed, auth,
+			 invalid, dropped;
+	int64_t		 max_limit;	/* NIP-11, 0 when unknown */
+	int64_t		 max_subscriptions;
+	bool		 authenticated;
+};
+
+/* A pool on loop; opts is copied. NULL on allocation failure. */
+struct pool	*pool_new(struct loop *, const struct pool_opts *);
+/* Close every connection (best effort) and free everything. No callbacks. */
+void		 pool_free(struct pool *);
+
+/*
+ * Add url (ws:// or wss://) with role and start connecting from the loop.
+ * Adding a known URL updates its role and returns the same relay. Returns
+ * the relay (owned by the pool), or NULL for a URL that does not parse.
+ */
+struct relay	*pool_relay_add(struct pool *, const char *url, enum relay_role);
+/* The relay for url, or NULL. */
+struct relay	*pool_relay_find(struct pool *, const char *url);
+/*
+ * Drop url: its subscriptions end without callbacks, its pending
+ * publishes are abandoned without callbacks. Safe inside callbacks.
+ */
+void		 pool_relay_remove(struct pool *, const char *url);
+
+/*
+ * Open a subscription on url (added before) with n (1..RELAY_MSG_MAX_FILTERS)
+ * filters, serialized now (the filters stay the caller's). The REQ is sent
+ * when the relay is open, a slot is free under its cap and its pacing
+ * allows. Returns the handle, valid until pool_sub_close() or on_closed,
+ * or NULL when url is unknown or the filters do not serialize.
+ */
+struct pool_sub	*pool_sub_open(struct pool *, const char *url,
+		    const struct filter *filters, size_t n,
+		    const struct pool_sub_cbs *, void *arg);
+/*
+ * Close a subscription: CLOSE is sent if the REQ went out, no callback
+ * runs for it any more and its slot goes to the next queued one. Safe
+ * inside its own callbacks.
+ */
+void		 pool_sub_close(struct pool_sub *);
+/* The subscription id on the wire ("s17"), owned by the sub. */
+const char	*pool_sub_id(const struct pool_sub *);
+/* The relay URL of the subscription, owned by the pool. */
+const char	*pool_sub_url(const struct pool_sub *);
+/* How many times the REQ was sent again (reconnect, auth, rate limit). */
+unsigned	 pool_sub_resent(const struct pool_sub *);
+
+/*
+ * Send ["EVENT", event_json] to url (must be open; no queueing while
+ * down) and call cb once with the relay's OK, or with accepted false and
+ * reason ERROR if the connection drops or RELAY_OK_TIMEOUT_MS passes
+ * first. An "auth-required:" OK is retried once after authenticating.
+ * 0 when sent (cb will run from the loop), -1 when refused now (not open,
+ * bad JSON id, queue full, too many awaiting OK; cb never runs).
+ */
+int		 pool_publish(struct pool *, const char *url,
+		    const char *event_json, size_t len, pool_ok_cb cb, void *arg);
+
+/* Change pacing for every relay (backfill.pace_ms at run time). */
+void		 pool_set_pace(struct pool *, uint32_t pace_ms);
+/* Ingest found an event from sub's relay invalid (bad id or sig): count it. */
+void		 pool_sub_note_invalid(struct pool_sub *);
+/* Write every relay's counter deltas to the store now, in one transaction. */
+int		 pool_flush(struct pool *);
+
+/* Number of relays, and the i-th one's status (0 <= i < count). */
+size_t		 pool_relay_count(const struct pool *);
+int		 pool_relay_info(const struct pool *, size_t i,
+		    struct pool_relay_info *);
+/* Status of the relay for url. 0, or -1 if unknown. */
+int		 pool_relay_info_url(const struct pool *, const char *url,
+		    struct pool_relay_info *);
+/* "bootstrap", "outbox", "custom", "uplink". */
+const char	*relay_role_name(enum relay_role);
+
+#endif

@@ -1,0 +1,719 @@
+/*
+ * relay.c — one upstream relay: the connection state machine (connect,
+ * open, lose, back off with jitter, reconnect), keepalive and dead-peer
+ * detection, the relay -> client message handlers, NIP-42, the rate-limit
+ * pause, and the pump that sends queued REQs under the per-relay cap and
+ * pacing.
+ *
+ * It never frees a relay or a subscription inside a callback that belongs
+ * to them: subscriptions are marked SUB_DEAD and relays `dead`, and
+ * relay_tick / the pool hook reap them. It never verifies events (ingest
+ * does) and never blocks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "net/tls.h"
+#include "net/ws.h"
+#include "relay/relay.h"
+#include "store/relays.h"
+
+static const char *const state_names[] = {
+	[RELAY_NEW] = "new",
+	[RELAY_RESOLVING] = "resolving",
+	[RELAY_CONNECTING] = "connecting",
+	[RELAY_TLS] = "tls",
+	[RELAY_UPGRADING] = "upgrading",
+	[RELAY_OPEN] = "open",
+	[RELAY_CLOSING] = "closing",
+	[RELAY_BACKOFF] = "backoff",
+	[RELAY_FAILED] = "failed",
+	[RELAY_DISABLED] = "disabled",
+};
+
+const char *
+relay_state_name(enum relay_state s)
+{
+	if ((unsigned)s >= sizeof(state_names) / sizeof(state_names[0]))
+		return "?";
+	return state_names[s];
+}
+
+static uint64_t
+relay_now(const struct relay *r)
+{
+	return loop_now_ms(r->pool->loop);
+}
+
+/* Remember "what: detail" as the relay's last error. */
+static void
+relay_error(struct relay *r, const char *what, const char *detail)
+{
+	snprintf(r->last_error, sizeof(r->last_error), "%s: %s", what, detail);
+}
+
+void
+relay_set_state(struct relay *r, enum relay_state s, const char *error)
+{
+	if (error != NULL)
+		snprintf(r->last_error, sizeof(r->last_error), "%s", error);
+	if (r->state == s && error == NULL)
+		return;
+	if (error != NULL && s != RELAY_OPEN)
+		log_info("relay %s: %s -> %s (%s)", r->url,
+		    relay_state_name(r->state), relay_state_name(s), error);
+	else
+		log_info("relay %s: %s -> %s", r->url,
+		    relay_state_name(r->state), relay_state_name(s));
+	r->state = s;
+	if (r->pool->opts.store != NULL)
+		(void)store_relay_set_state(r->pool->opts.store, r->url,
+		    relay_state_name(s), error, r->failures,
+		    s == RELAY_BACKOFF ? r->backoff_until_ms : 0,
+		    clock_wall_s());
+}
+
+struct relay *
+relay_new(struct pool *pool, const char *url, enum relay_role role)
+{
+	struct relay	*r;
+
+	if (strlen(url) > URL_MAX_BYTES || (r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->pool = pool;
+	snprintf(r->url, sizeof(r->url), "%s", url);
+	r->role = role;
+	r->max_subs = RELAY_MAX_SUBS_DEFAULT;
+	TAILQ_INIT(&r->subs);
+	TAILQ_INIT(&r->pubs);
+	return r;
+}
+
+static void
+relay_cancel_timers(struct relay *r)
+{
+	struct loop	*l = r->pool->loop;
+
+	loop_timer_cancel(l, r->retry_timer);
+	loop_timer_cancel(l, r->keepalive_timer);
+	loop_timer_cancel(l, r->pump_timer);
+	r->retry_timer = r->keepalive_timer = r->pump_timer = 0;
+	r->pump_at_ms = 0;
+}
+
+static void
+sub_free(struct pool_sub *s)
+{
+	free(s->req);
+	free(s);
+}
+
+static void
+pub_free(struct relay_pub *p)
+{
+	free(p->frame);
+	free(p);
+}
+
+void
+relay_free(struct relay *r)
+{
+	struct pool_sub		*s;
+	struct relay_pub	*p;
+
+	relay_cancel_timers(r);
+	if (r->nip11_req != NULL)
+		pool_nip11_cancel(r);
+	if (r->ws != NULL)
+		ws_free(r->ws);
+	while ((s = TAILQ_FIRST(&r->subs)) != NULL) {
+		TAILQ_REMOVE(&r->subs, s, entry);
+		sub_free(s);
+	}
+	while ((p = TAILQ_FIRST(&r->pubs)) != NULL) {
+		TAILQ_REMOVE(&r->pubs, p, entry);
+		pub_free(p);
+	}
+	free(r);
+}
+
+/* Open slots in use: REQs sent and not closed. */
+static size_t
+relay_open_subs(const struct relay *r)
+{
+	const struct pool_sub	*s;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(s, &r->subs, entry)
+		if (s->state == SUB_SENT || s->state == SUB_LIVE)
+			n++;
+	return n;
+}
+
+static void
+relay_pump_timer(struct loop *l, void *arg)
+{
+	struct relay	*r = arg;
+
+	(void)l;
+	r->pump_timer = 0;
+	r->pump_at_ms = 0;
+	relay_pump(r);
+}
+
+/* Run the pump at at_ms unless it is already due sooner. */
+static void
+relay_pump_later(struct relay *r, uint64_t at_ms)
+{
+	uint64_t	now = relay_now(r);
+
+	if (r->pump_timer != 0 && r->pump_at_ms <= at_ms)
+		return;
+	loop_timer_cancel(r->pool->loop, r->pump_timer);
+	r->pump_at_ms = at_ms;
+	r->pump_timer = loop_timer_add(r->pool->loop,
+	    at_ms > now ? at_ms - now : 0, relay_pump_timer, r);
+}
+
+/* Send s's REQ. 0, or -1 when the send queue refused it. */
+static int
+relay_send_req(struct relay *r, struct pool_sub *s)
+{
+	if (ws_send_text(r->ws, s->req, s->req_len) == -1)
+		return -1;
+	s->state = SUB_SENT;
+	r->stats.reqs++;
+	r->last_req_ms = relay_now(r);
+	return 0;
+}
+
+void
+relay_pump(struct relay *r)
+{
+	struct pool_sub	*s;
+	uint64_t	 now = relay_now(r), pace = r->pool->opts.pace_ms;
+	size_t		 open;
+
+	if (r->state != RELAY_OPEN || r->dead)
+		return;
+	open = relay_open_subs(r);
+	TAILQ_FOREACH(s, &r->subs, entry) {
+		if (s->state != SUB_QUEUED)
+			continue;
+		if (open >= r->max_subs)
+			return;
+		if (now < r->ratelimit_until_ms) {
+			relay_pump_later(r, r->ratelimit_until_ms);
+			return;
+		}
+		if (r->last_req_ms != 0 && pace > 0 &&
+		    now < r->last_req_ms + pace) {
+			relay_pump_later(r, r->last_req_ms + pace);
+			return;
+		}
+		if (relay_send_req(r, s) == -1)
+			return;		/* on_drain pumps again */
+		open++;
+	}
+}
+
+void
+relay_sub_close(struct pool_sub *s)
+{
+	struct relay	*r = s->relay;
+	struct buf	 b;
+
+	if ((s->state == SUB_SENT || s->state == SUB_LIVE) &&
+	    r->state == RELAY_OPEN && r->ws != NULL) {
+		buf_init(&b, RELAY_SUBID_MAX * 2 + 32);
+		if (relay_msg_build_close(&b, s->id) == 0)
+			(void)ws_send_text(r->ws, buf_cstr(&b), b.len);
+		buf_free(&b);
+	}
+	s->state = SUB_DEAD;
+	relay_pump(r);
+}
+
+/* The relay refused or ended s for good: tell the planner, mark it dead. */
+static void
+relay_sub_end(struct pool_sub *s, enum relay_reason reason, const char *text)
+{
+	s->state = SUB_DEAD;
+	if (s->cbs.on_closed != NULL)
+		s->cbs.on_closed(s, reason, text, s->arg);
+}
+
+static void
+relay_pub_end(struct relay *r, struct relay_pub *p, bool ok,
+    enum relay_reason reason, const char *text)
+{
+	TAILQ_REMOVE(&r->pubs, p, entry);
+	r->npubs--;
+	if (p->cb != NULL)
+		p->cb(p->id, ok, reason, text, p->arg);
+	pub_free(p);
+}
+
+int
+relay_publish(struct relay *r, struct relay_pub *p)
+{
+	if (r->state != RELAY_OPEN || r->ws == NULL ||
+	    ws_send_text(r->ws, p->frame, p->frame_len) == -1)
+		return -1;
+	p->deadline_ms = relay_now(r) + RELAY_OK_TIMEOUT_MS;
+	return 0;
+}
+
+/*
+ * The connection is gone (error, close, dead peer). Sent subscriptions go
+ * back to the queue in place, publishes fail (the caller owns retrying),
+ * and a reconnect is scheduled after an exponential delay with jitter.
+ */
+static void relay_lost(struct relay *r, const char *why);
+
+static uint64_t
+relay_backoff_ms(const struct relay *r)
+{
+	const struct pool_opts	*o = &r->pool->opts;
+	uint64_t		 base, cap, d;
+	uint32_t		 rnd = 0;
+	unsigned		 i;
+
+	base = o->backoff_base_ms ? o->backoff_base_ms : RELAY_BACKOFF_BASE_MS;
+	cap = o->backoff_cap_ms ? o->backoff_cap_ms : RELAY_BACKOFF_CAP_MS;
+	d = base;
+	for (i = 1; i < r->failures && d < cap; i++)
+		d *= 2;
+	if (d > cap)
+		d = cap;
+	/* Full delay halved plus up to half at random, so relays spread. */
+	(void)tls_random(&rnd, sizeof(rnd));
+	return d / 2 + (d / 2 ? rnd % (d / 2 + 1) : 0);
+}
+
+static void
+relay_retry_timer(struct loop *l, void *arg)
+{
+	struct relay	*r = arg;
+
+	(void)l;
+	r->retry_timer = 0;
+	relay_connect(r);
+}
+
+static void
+relay_lost(struct relay *r, const char *why)
+{
+	struct pool_sub		*s;
+	struct relay_pub	*p;
+	uint64_t		 delay;
+
+	if (r->ws != NULL) {
+		ws_free(r->ws);
+		r->ws = NULL;
+	}
+	relay_cancel_timers(r);
+	TAILQ_FOREACH(s, &r->subs, entry) {
+		if (s->state == SUB_SENT || s->state == SUB_LIVE ||
+		    s->state == SUB_AUTH_WAIT) {
+			s->state = SUB_QUEUED;
+			s->resent++;
+		}
+	}
+	while ((p = TAILQ_FIRST(&r->pubs)) != NULL)
+		relay_pub_end(r, p, false, RELAY_REASON_ERROR,
+		    "error: connection lost");
+	r->auth = RELAY_AUTH_NONE;
+	r->challenge[0] = '\0';
+	r->failures++;
+	delay = relay_backoff_ms(r);
+	r->backoff_until_ms = relay_now(r) + delay;
+	relay_set_state(r, RELAY_BACKOFF, why);
+	r->retry_timer = loop_timer_add(r->pool->loop, delay,
+	    relay_retry_timer, r);
+}
+
+static void
+relay_keepalive(struct loop *l, void *arg)
+{
+	struct relay		*r = arg;
+	const struct pool_opts	*o = &r->pool->opts;
+	uint64_t		 now = loop_now_ms(l), ping, dead;
+	char			 why[64];
+
+	r->keepalive_timer = 0;
+	ping = o->ping_ms ? o->ping_ms : RELAY_PING_INTERVAL_MS;
+	dead = o->dead_ms ? o->dead_ms : RELAY_DEAD_PEER_MS;
+	if (r->ws == NULL)
+		return;
+	if (ws_pongs(r->ws) != r->pongs_seen) {
+		r->pongs_seen = ws_pongs(r->ws);
+		r->last_rx_ms = now;
+	}
+	if (now - r->last_rx_ms >= dead) {
+		snprintf(why, sizeof(why), "dead peer: silent for %llu ms",
+		    (unsigned long long)(now - r->last_rx_ms));
+		relay_lost(r, why);
+		return;
+	}
+	if (now - r->last_rx_ms >= ping)
+		(void)ws_ping(r->ws);
+	r->keepalive_timer = loop_timer_add(l, ping < dead ? ping / 2 + 1 :
+	    dead / 2 + 1, relay_keepalive, r);
+}
+
+/* Answer the challenge held in r->challenge with a signed kind 22242. */
+static void
+relay_authenticate(struct relay *r)
+{
+	struct buf	b;
+
+	if (r->pool->opts.key == NULL || r->challenge[0] == '\0' ||
+	    r->ws == NULL)
+		return;
+	buf_init(&b, 4096 + URL_MAX_BYTES + RELAY_CHALLENGE_MAX);
+	if (relay_msg_build_auth(&b, r->pool->opts.key, r->url, r->challenge,
+	    clock_wall_s(), r->auth_id) == 0 &&
+	    ws_send_text(r->ws, buf_cstr(&b), b.len) != -1) {
+		r->auth = RELAY_AUTH_SENT;
+		r->stats.auth++;
+	} else
+		log_warnx("relay %s: cannot send AUTH", r->url);
+	buf_free(&b);
+}
+
+/* After AUTH was accepted: resend what was refused with auth-required. */
+static void
+relay_auth_done(struct relay *r, bool ok, const char *text)
+{
+	struct pool_sub		*s, *sn;
+	struct relay_pub	*p, *pn;
+
+	r->auth = ok ? RELAY_AUTH_OK : RELAY_AUTH_REFUSED;
+	if (!ok)
+		relay_error(r, "auth refused", text);
+	log_info("relay %s: AUTH %s", r->url, ok ? "accepted" : "refused");
+	TAILQ_FOREACH_SAFE(s, &r->subs, entry, sn) {
+		if (s->state != SUB_AUTH_WAIT)
+			continue;
+		if (ok) {
+			s->state = SUB_QUEUED;
+			s->resent++;
+		} else
+			relay_sub_end(s, RELAY_REASON_AUTH_REQUIRED, text);
+	}
+	TAILQ_FOREACH_SAFE(p, &r->pubs, entry, pn) {
+		if (!p->auth_wait)
+			continue;
+		p->auth_wait = false;
+		if (!ok || relay_publish(r, p) == -1)
+			relay_pub_end(r, p, false, RELAY_REASON_AUTH_REQUIRED,
+			    text);
+	}
+	relay_pump(r);
+}
+
+static struct pool_sub *
+relay_sub_find(struct relay *r, const char *id)
+{
+	struct pool_sub	*s;
+
+	TAILQ_FOREACH(s, &r->subs, entry)
+		if (strcmp(s->id, id) == 0)
+			return s;
+	return NULL;
+}
+
+static void
+on_event(struct relay *r, struct relay_msg *m)
+{
+	struct pool_sub	*s = relay_sub_find(r, m->subid);
+
+	if (s == NULL || (s->state != SUB_SENT && s->state != SUB_LIVE)) {
+		if (s == NULL)
+			r->stats.dropped++;
+		return;
+	}
+	r->stats.events++;
+	if (s->cbs.on_event != NULL)
+		s->cbs.on_event(s, m, s->arg);
+}
+
+static void
+on_eose(struct relay *r, struct relay_msg *m)
+{
+	struct pool_sub	*s = relay_sub_find(r, m->subid);
+
+	r->stats.eose++;
+	if (s == NULL || s->state != SUB_SENT)
+		return;
+	s->state = SUB_LIVE;
+	if (relay_now(r) >= r->ratelimit_until_ms)
+		r->ratelimit_strikes = 0;
+	if (s->cbs.on_eose != NULL)
+		s->cbs.on_eose(s, s->arg);
+}
+
+/* Pause new REQs for a delay that doubles with each strike, capped. */
+static void
+relay_ratelimit(struct relay *r)
+{
+	uint64_t	d = r->pool->opts.ratelimit_base_ms ?
+			    r->pool->opts.ratelimit_base_ms :
+			    RELAY_RATELIMIT_BASE_MS;
+	uint32_t	i;
+
+	for (i = 0; i < r->ratelimit_strikes && d < RELAY_RATELIMIT_CAP_MS; i++)
+		d *= 2;
+	if (d > RELAY_RATELIMIT_CAP_MS)
+		d = RELAY_RATELIMIT_CAP_MS;
+	r->ratelimit_strikes++;
+	r->ratelimit_until_ms = relay_now(r) + d;
+	log_info("relay %s: rate-limited, new REQs paused %llu ms", r->url,
+	    (unsigned long long)d);
+}
+
+static void
+on_closed(struct relay *r, struct relay_msg *m)
+{
+	struct pool_sub	*s = relay_sub_find(r, m->subid);
+
+	r->stats.closed++;
+	if (s == NULL || (s->state != SUB_SENT && s->state != SUB_LIVE))
+		return;
+	switch (m->reason) {
+	case RELAY_REASON_RATE_LIMITED:
+		relay_ratelimit(r);
+		s->state = SUB_QUEUED;
+		s->resent++;
+		relay_pump(r);
+		return;
+	case RELAY_REASON_AUTH_REQUIRED:
+		if (!s->auth_retried && r->pool->opts.key != NULL) {
+			s->auth_retried = true;
+			s->state = SUB_AUTH_WAIT;
+			if (r->auth == RELAY_AUTH_OK) {
+				s->state = SUB_QUEUED;
+				s->resent++;
+			} else if (r->auth == RELAY_AUTH_NONE)
+				relay_authenticate(r);
+			relay_pump(r);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	relay_error(r, "CLOSED", m->text);
+	relay_sub_end(s, m->reason, m->text);
+	relay_pump(r);
+}
+
+static void
+on_ok(struct relay *r, struct relay_msg *m)
+{
+	struct relay_pub	*p;
+
+	if (r->auth == RELAY_AUTH_SENT && memcmp(m->event_id, r->auth_id,
+	    32) == 0) {
+		relay_auth_done(r, m->accepted, m->text);
+		return;
+	}
+	TAILQ_FOREACH(p, &r->pubs, entry)
+		if (memcmp(p->id, m->event_id, 32) == 0)
+			break;
+	if (p == NULL)
+		return;
+	if (!m->accepted && m->reason == RELAY_REASON_AUTH_REQUIRED &&
+	    !p->auth_retried && r->pool->opts.key != NULL) {
+		p->auth_retried = true;
+		if (r->auth == RELAY_AUTH_OK && relay_publish(r, p) == 0)
+			return;
+		p->auth_wait = true;
+		if (r->auth == RELAY_AUTH_NONE)
+			relay_authenticate(r);
+		return;
+	}
+	relay_pub_end(r, p, m->accepted, m->reason, m->text);
+}
+
+static void
+on_auth(struct relay *r, struct relay_msg *m)
+{
+	if (m->text_len == 0 || m->text_len > RELAY_CHALLENGE_MAX) {
+		r->stats.invalid++;
+		return;
+	}
+	memcpy(r->challenge, m->text, m->text_len + 1);
+	relay_authenticate(r);
+}
+
+static void
+on_notice(struct relay *r, struct relay_msg *m)
+{
+	static struct log_rl	rl;
+
+	r->stats.notices++;
+	log_rl(&rl, LOG_LEVEL_INFO, "relay %s: NOTICE %.200s", r->url,
+	    m->text);
+}
+
+static void
+relay_on_message(struct ws_conn *ws, const char *text, size_t len, void *arg)
+{
+	static struct log_rl	 rl;
+	struct relay		*r = arg;
+	struct relay_msg	 m;
+	enum relay_msg_err	 e;
+	size_t			 max = r->pool->opts.max_msg_bytes;
+
+	(void)ws;
+	r->last_rx_ms = relay_now(r);
+	r->stats.bytes_in += len;
+	if ((e = relay_msg_parse(&m, text, len, max ? max :
+	    WS_MAX_MSG_BYTES_DEFAULT)) != RELAY_MSG_PARSED) {
+		r->stats.invalid++;
+		log_rl(&rl, LOG_LEVEL_WARN, "relay %s: bad message: %s", r->url,
+		    relay_msg_err_str(e));
+		return;
+	}
+	switch (m.type) {
+	case RELAY_MSG_EVENT:	on_event(r, &m); break;
+	case RELAY_MSG_EOSE:	on_eose(r, &m); break;
+	case RELAY_MSG_CLOSED:	on_closed(r, &m); break;
+	case RELAY_MSG_NOTICE:	on_notice(r, &m); break;
+	case RELAY_MSG_OK:	on_ok(r, &m); break;
+	case RELAY_MSG_AUTH:	on_auth(r, &m); break;
+	default:		break;	/* COUNT, NEG-*: no user yet */
+	}
+	relay_msg_free(&m);
+}
+
+static void
+relay_on_open(struct ws_conn *ws, void *arg)
+{
+	struct relay	*r = arg;
+
+	(void)ws;
+	r->failures = 0;
+	r->backoff_until_ms = 0;
+	r->last_rx_ms = relay_now(r);
+	r->pongs_seen = ws_pongs(r->ws);
+	r->last_req_ms = 0;
+	relay_set_state(r, RELAY_OPEN, NULL);
+	r->keepalive_timer = loop_timer_add(r->pool->loop,
+	    (r->pool->opts.ping_ms ? r->pool->opts.ping_ms :
+	    RELAY_PING_INTERVAL_MS) / 2 + 1, relay_keepalive, r);
+	relay_pump(r);
+}
+
+static void
+relay_on_close(struct ws_conn *ws, int code, const char *reason, void *arg)
+{
+	struct relay	*r = arg;
+	char		 why[RELAY_REASON_MAX];
+
+	(void)ws;
+	snprintf(why, sizeof(why), "closed by peer (%d%s%.120s)", code,
+	    reason[0] ? ": " : "", reason);
+	relay_lost(r, why);
+}
+
+static void
+relay_on_error(struct ws_conn *ws, const char *reason, void *arg)
+{
+	(void)ws;
+	relay_lost(arg, reason);
+}
+
+static void
+relay_on_drain(struct ws_conn *ws, void *arg)
+{
+	(void)ws;
+	relay_pump(arg);
+}
+
+void
+relay_connect(struct relay *r)
+{
+	static const struct ws_cbs	 cbs = {
+		.on_open = relay_on_open,
+		.on_message = relay_on_message,
+		.on_close = relay_on_close,
+		.on_error = relay_on_error,
+		.on_drain = relay_on_drain,
+	};
+	const struct pool_opts		*o = &r->pool->opts;
+	struct ws_opts			 wo;
+	char				 err[256];
+
+	if (r->dead || r->ws != NULL)
+		return;
+	memset(&wo, 0, sizeof(wo));
+	wo.dns = o->dns;
+	wo.ca_file = r->pool->ca_file;
+	wo.max_msg_bytes = o->max_msg_bytes;
+	r->ws = ws_connect(r->pool->loop, r->url, &wo, &cbs, r, err,
+	    sizeof(err));
+	if (r->ws == NULL) {
+		relay_set_state(r, RELAY_FAILED, err);
+		return;
+	}
+	relay_set_state(r, RELAY_CONNECTING, NULL);
+	pool_nip11_start(r);
+}
+
+void
+relay_disable(struct relay *r)
+{
+	struct pool_sub	*s;
+
+	if (r->ws != NULL) {
+		ws_close(r->ws, WS_CODE_GOING_AWAY, "");
+		ws_free(r->ws);
+		r->ws = NULL;
+	}
+	relay_cancel_timers(r);
+	TAILQ_FOREACH(s, &r->subs, entry)
+		s->state = SUB_DEAD;
+	r->dead = true;
+	relay_set_state(r, RELAY_DISABLED, NULL);
+}
+
+void
+relay_tick(struct relay *r)
+{
+	struct pool_sub		*s, *sn;
+	struct relay_pub	*p, *pn;
+	uint64_t		 now = relay_now(r);
+
+	if (r->ws != NULL && r->state == RELAY_CONNECTING &&
+	    ws_state(r->ws) == WS_UPGRADING)
+		relay_set_state(r, RELAY_UPGRADING, NULL);
+	TAILQ_FOREACH_SAFE(s, &r->subs, entry, sn) {
+		if (s->state == SUB_DEAD) {
+			TAILQ_REMOVE(&r->subs, s, entry);
+			sub_free(s);
+		}
+	}
+	TAILQ_FOREACH_SAFE(p, &r->pubs, entry, pn)
+		if (p->deadline_ms != 0 && now >= p->deadline_ms)
+			relay_pub_end(r, p, false, RELAY_REASON_ERROR,
+			    "error: no OK in time");
+}
+
+void
+relay_apply_limits(struct relay *r)
+{
+	int64_t	m = r->max_subscriptions;
+
+	r->max_subs = RELAY_MAX_SUBS_DEFAULT;
+	if (m > 0)
+		r->max_subs = m > RELAY_MAX_SUBS_CEILING ?
+		    RELAY_MAX_SUBS_CEILING : (size_t)m;
+	relay_pump(r);
+}

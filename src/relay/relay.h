@@ -1,0 +1,177 @@
+/*
+ * relay.h — one upstream relay connection and the subscriptions and
+ * publishes riding on it. Shared by relay.c (the connection state machine,
+ * message handling, NIP-42, pacing) and pool.c (the planners' API, NIP-11,
+ * counters). Planners include pool.h, never this header.
+ *
+ * State machine (relay_set_state is the one place it changes, logging the
+ * transition and recording it in the `relays` table):
+ *
+ *   new -> connecting -> upgrading -> open -> backoff -> connecting ...
+ *                  \___________\________\____/
+ *   any -> disabled (removed), failed (a URL that can never work)
+ *
+ * The WebSocket layer reports DNS, TCP and TLS as one opening stage, so
+ * resolving and tls are named but entered only if it ever tells them
+ * apart; upgrading is seen by polling ws_state() from the loop hook.
+ */
+#ifndef CACHEBOX_RELAY_RELAY_H
+#define CACHEBOX_RELAY_RELAY_H
+
+#include <sys/queue.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/limits.h"
+#include "relay/msg.h"
+#include "relay/pool.h"
+#include "store/relays.h"
+
+struct loop;
+struct ws_conn;
+struct http_req;
+
+enum relay_state {
+	RELAY_NEW = 0,
+	RELAY_RESOLVING,
+	RELAY_CONNECTING,
+	RELAY_TLS,
+	RELAY_UPGRADING,
+	RELAY_OPEN,
+	RELAY_CLOSING,
+	RELAY_BACKOFF,
+	RELAY_FAILED,		/* terminal: the URL cannot work */
+	RELAY_DISABLED,		/* terminal: removed from the pool */
+};
+
+enum sub_state {
+	SUB_QUEUED = 0,		/* waiting for open relay, slot and pacing */
+	SUB_SENT,		/* REQ out, before EOSE */
+	SUB_LIVE,		/* after EOSE, still open on the relay */
+	SUB_AUTH_WAIT,		/* refused auth-required:, resent after AUTH */
+	SUB_DEAD,		/* closed; reaped by the hook */
+};
+
+enum relay_auth {
+	RELAY_AUTH_NONE = 0,	/* no challenge seen on this connection */
+	RELAY_AUTH_SENT,	/* AUTH sent, waiting for its OK */
+	RELAY_AUTH_OK,
+	RELAY_AUTH_REFUSED,
+};
+
+struct pool_sub {
+	TAILQ_ENTRY(pool_sub)	 entry;
+	struct relay		*relay;
+	char			 id[RELAY_SUBID_MAX + 1];
+	char			*req;		/* the REQ frame, owned */
+	size_t			 req_len;
+	enum sub_state		 state;
+	bool			 auth_retried;
+	unsigned		 resent;
+	struct pool_sub_cbs	 cbs;
+	void			*arg;
+};
+TAILQ_HEAD(pool_sub_list, pool_sub);
+
+struct relay_pub {
+	TAILQ_ENTRY(relay_pub)	 entry;
+	uint8_t			 id[32];
+	char			*frame;		/* ["EVENT", ...], owned */
+	size_t			 frame_len;
+	bool			 auth_wait;
+	bool			 auth_retried;
+	uint64_t		 deadline_ms;
+	pool_ok_cb		 cb;
+	void			*arg;
+};
+TAILQ_HEAD(relay_pub_list, relay_pub);
+
+struct relay {
+	TAILQ_ENTRY(relay)	 entry;
+	struct pool		*pool;
+	char			 url[URL_MAX_BYTES + 1];
+	enum relay_role		 role;
+	enum relay_state	 state;
+	bool			 dead;		/* removed; freed by the hook */
+	struct ws_conn		*ws;
+	uint32_t		 failures;	/* consecutive, sizes backoff */
+	uint64_t		 backoff_until_ms;
+	uint64_t		 retry_timer;
+	uint64_t		 keepalive_timer;
+	uint64_t		 pump_timer;
+	uint64_t		 pump_at_ms;
+	uint64_t		 last_rx_ms;
+	uint64_t		 pongs_seen;
+	uint64_t		 last_req_ms;	/* 0: none yet */
+	uint64_t		 ratelimit_until_ms;
+	uint32_t		 ratelimit_strikes;
+	char			 last_error[RELAY_REASON_MAX + 1];
+	/* NIP-42 */
+	enum relay_auth		 auth;
+	char			 challenge[RELAY_CHALLENGE_MAX + 1];
+	uint8_t			 auth_id[32];
+	/* NIP-11 */
+	struct http_req		*nip11_req;
+	uint64_t		 nip11_at_ms;	/* 0: never read */
+	int64_t			 max_limit;
+	int64_t			 max_subscriptions;
+	int64_t			 max_message_length;
+	size_t			 max_subs;	/* cap in force */
+	/* counters: totals, and what was flushed to the store */
+	struct store_relay_counters stats;
+	struct store_relay_counters flushed;
+	struct pool_sub_list	 subs;
+	struct relay_pub_list	 pubs;
+	size_t			 npubs;
+};
+TAILQ_HEAD(relay_list, relay);
+
+struct pool {
+	struct loop		*loop;
+	struct pool_opts	 opts;
+	struct relay_list	 relays;
+	size_t			 nrelays;
+	uint64_t		 next_sub;
+	uint64_t		 last_flush_ms;
+	char			*ca_file;	/* owned copy of opts.ca_file */
+};
+
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
+	for ((var) = TAILQ_FIRST(head);					\
+	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
+	    (var) = (tvar))
+#endif
+
+/* "new", "connecting", "open", "backoff", ... */
+const char	*relay_state_name(enum relay_state);
+
+/* A relay for url in pool (not yet connecting). NULL on failure. */
+struct relay	*relay_new(struct pool *, const char *url, enum relay_role);
+/* Tear down at once: no callbacks; not from inside the relay's own. */
+void		 relay_free(struct relay *);
+/* Change state: log, store, remember the error (may be NULL). */
+void		 relay_set_state(struct relay *, enum relay_state,
+		    const char *error);
+/* Start a connection attempt now (from new or backoff). */
+void		 relay_connect(struct relay *);
+/* Mark removed: drop the connection and every sub; the hook frees it. */
+void		 relay_disable(struct relay *);
+/* Loop hook work: follow ws stages, reap dead subs, expire publishes. */
+void		 relay_tick(struct relay *);
+/* Send whatever queued REQs the cap, pacing and rate limit allow. */
+void		 relay_pump(struct relay *);
+/* Close a sub (CLOSE on the wire if it was sent) and mark it dead. */
+void		 relay_sub_close(struct pool_sub *);
+/* Send a publish frame now. 0, or -1 (nothing queued). */
+int		 relay_publish(struct relay *, struct relay_pub *);
+/* Start the NIP-11 fetch of this connect cycle (pool.c); no-op if due later. */
+void		 pool_nip11_start(struct relay *);
+/* Abandon a NIP-11 fetch in flight. */
+void		 pool_nip11_cancel(struct relay *);
+/* Apply a NIP-11 max_subscriptions / limits to the cap in force. */
+void		 relay_apply_limits(struct relay *);
+
+#endif
