@@ -95,10 +95,14 @@ ws_timer_stop(struct ws_conn *c)
  * on_close (after open) or on_error (before). Never frees c.
  */
 static void
-ws_finish(struct ws_conn *c, int code, const char *reason)
+ws_finish(struct ws_conn *c, int code, const char *why)
 {
+	char	 reason[sizeof(c->io_err) + 64];
+
 	if (c->state == WS_CLOSED)
 		return;
+	/* why may live in the stream closed below. */
+	snprintf(reason, sizeof(reason), "%s", why);
 	ws_set_state(c, WS_CLOSED);
 	ws_timer_stop(c);
 	stream_close(c->st);
@@ -293,38 +297,48 @@ ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg 
 }
 
 /*
- * After a read and a write pass: has the connection ended? It has when a
- * close frame went out, nothing more can be read (the peer's close came,
- * or wslay stopped reading after a protocol error or an over-size message)
- * and nothing is left to write; or when the transport ended or failed.
+ * The transport ended or failed. A close frame from the peer, or one we
+ * sent earlier, makes it the end of a close handshake; otherwise the
+ * connection was lost (1006). Checked before wslay's own reaction to the
+ * failure (it queues a close) can be mistaken for a handshake.
+ */
+static int
+ws_check_lost(struct ws_conn *c)
+{
+	char	 why[sizeof(c->io_err) + 48];
+
+	if (!c->eof && c->io_err[0] == '\0')
+		return 0;
+	if (wslay_event_get_close_received(c->ctx))
+		ws_finish(c, c->peer_code, c->peer_reason);
+	else if (c->state == WS_CLOSING)
+		ws_finish(c, c->close_code, c->close_reason);
+	else {
+		snprintf(why, sizeof(why), "connection lost: %s", c->eof ?
+		    "closed by peer without a close frame" : c->io_err);
+		ws_finish(c, WS_CODE_ABNORMAL, why);
+	}
+	return 1;
+}
+
+/*
+ * Has the close handshake ended the connection? It has when a close frame
+ * went out, nothing more can be read (the peer's close came, or wslay
+ * stopped reading after a protocol error or an over-size message) and
+ * nothing is left to write.
  */
 static int
 ws_check_end(struct ws_conn *c)
 {
-	int	 sent = wslay_event_get_close_sent(c->ctx);
-	int	 rcvd = wslay_event_get_close_received(c->ctx);
-	char	 why[sizeof(c->io_err) + 48];
-
-	if (sent && !wslay_event_get_read_enabled(c->ctx) &&
-	    !wslay_event_want_write(c->ctx)) {
-		if (rcvd)
-			ws_finish(c, c->peer_code, c->peer_reason);
-		else
-			ws_finish(c, c->close_code, c->close_reason);
-		return 1;
-	}
-	if (c->eof && sent) {
-		ws_finish(c, rcvd ? c->peer_code : c->close_code,
-		    rcvd ? c->peer_reason : c->close_reason);
-		return 1;
-	}
-	if (c->eof || c->io_err[0] != '\0') {
-		snprintf(why, sizeof(why), "connection lost: %s", c->eof ?
-		    "closed by peer without a close frame" : c->io_err);
-		ws_finish(c, WS_CODE_ABNORMAL, why);
-		return 1;
-	}
-	return 0;
+	if (!wslay_event_get_close_sent(c->ctx) ||
+	    wslay_event_get_read_enabled(c->ctx) ||
+	    wslay_event_want_write(c->ctx))
+		return 0;
+	if (wslay_event_get_close_received(c->ctx))
+		ws_finish(c, c->peer_code, c->peer_reason);
+	else
+		ws_finish(c, c->close_code, c->close_reason);
+	return 1;
 }
 
 /* We started closing (or wslay did, e.g. 1009): note why, arm a deadline. */
@@ -395,6 +409,8 @@ ws_pump(struct ws_conn *c)
 		    (rc = wslay_event_send(c->ctx)) != 0 && c->io_err[0] == '\0')
 			snprintf(c->io_err, sizeof(c->io_err),
 			    "WebSocket send failed (%d)", rc);
+		if (ws_check_lost(c))
+			return;
 		if (c->state == WS_OPEN && wslay_event_get_close_sent(c->ctx)) {
 			uint16_t code = wslay_event_get_status_code_sent(c->ctx);
 
