@@ -34,7 +34,8 @@ int	buf_puts(struct buf *, const char *);
 /* printf into the buffer; -1 (and nothing appended) if it would not fit. */
 int	buf_printf(struct buf *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
-int	buf_vprintf(struct buf *, const char *fmt, va_list);
+int	buf_vprintf(struct buf *, const char *fmt, va_list)
+	    __attribute__((format(printf, 2, 0)));
 
 /* Bytes from pos to len. */
 size_t	buf_avail(const struct buf *);

@@ -102,6 +102,10 @@ log_prefix(char *line, size_t size, enum log_level level)
  * line that does not fit is cut and ends in "...".
  */
 static void
+log_vline(enum log_level, int, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
+
+static void
 log_vline(enum log_level level, int errnum, const char *fmt, va_list ap)
 {
 	char	line[LOG_MAX_LINE];
@@ -129,6 +133,10 @@ log_vline(enum log_level level, int errnum, const char *fmt, va_list ap)
 }
 
 /* Log at level if enabled; see log_vline(). */
+static void
+log_vlog(enum log_level, int, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
+
 static void
 log_vlog(enum log_level level, int errnum, const char *fmt, va_list ap)
 {
@@ -220,6 +228,10 @@ fatalx(const char *fmt, ...)
 }
 
 /* The line format wants a va_list; this gives one for a fixed message. */
+static void
+log_line(enum log_level, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
 static void
 log_line(enum log_level level, const char *fmt, ...)
 {

@@ -400,7 +400,7 @@ test_keys_values(void **state)
 	set_bad(cfg, k, "npub1xyz",
 	    "follow.roots: 'npub1xyz' is not an npub or a 64-hex public key");
 	set_bad(cfg, k, HEXPK "0", NULL);
-	set_bad(cfg, k, HEXPK + 1, NULL);
+	set_bad(cfg, k, &HEXPK[1], NULL);
 	set_bad(cfg, k, NPUB ",," HEXPK,
 	    "follow.roots: empty item in the list");
 	/* One bad character in the npub breaks its checksum. */
