@@ -13,6 +13,7 @@
 #define EVENT_MAX_TAG_ITEMS		64		/* strings per tag */
 #define EVENT_MAX_FUTURE_S		(15 * 60)	/* created_at ahead of now, seconds */
 #define EVENT_SERIAL_MAX_BYTES		(2 * EVENT_MAX_BYTES_CEILING)	/* bytes of a canonical serialization (escapes may grow it) */
+#define EVENT_PUBKEY_CACHE_SLOTS	512		/* parsed public keys kept for verification (96 bytes each) */
 
 /* Filters (NIP-01). */
 #define FILTER_MAX_IDS			1000		/* entries in "ids" */
