@@ -33,7 +33,9 @@ apt_etc=${CACHEBOX_APT_ETC:-/etc/apt}
 die() { echo "make-sysroot: $*" >&2; exit 1; }
 say() { echo "make-sysroot: $*" >&2; }
 
-[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 arm64|armhf [OUTDIR]"
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	die "usage: $0 arm64|armhf [OUTDIR]"
+fi
 arch=$1
 case "$arch" in
 arm64)	triplet=aarch64-linux-gnu; interp=lib/ld-linux-aarch64.so.1 ;;
@@ -203,6 +205,11 @@ verify_sysroot() {
 hash=$( { echo "format $format arch $arch suite $codename"
 	printf '%s\n' "${packages[@]}" | sort; } | sha256sum | cut -d' ' -f1)
 
+mkdir -p "$(dirname "$out")" 2>/dev/null ||
+	die "cannot create $(dirname "$out"); set CACHEBOX_SYSROOTS to a writable directory"
+# One run at a time per sysroot; a run that waited finds the work done.
+exec 9>"$out.lock"
+flock 9
 if [ -f "$out/$stampfile" ] && [ "$(cat "$out/$stampfile")" = "$hash" ] &&
     verify_sysroot "$out"; then
 	say "$arch sysroot up to date: $out"
@@ -221,18 +228,10 @@ aptopts=()
 for opt in Acquire::http::Proxy Acquire::https::Proxy \
     Acquire::Check-Valid-Until Acquire::Check-Date; do
 	val=$(apt-config dump "$opt" 2>/dev/null | sed -n "s/^$opt \"\\(.*\\)\";\$/\\1/p" | head -n1)
-	[ -n "$val" ] && aptopts+=("--aptopt=$opt \"$val\";")
+	if [ -n "$val" ]; then
+		aptopts+=("--aptopt=$opt \"$val\";")
+	fi
 done
-
-mkdir -p "$(dirname "$out")"
-exec 9>"$out.lock"
-flock 9
-# Another run may have finished the same sysroot while this one waited.
-if [ -f "$out/$stampfile" ] && [ "$(cat "$out/$stampfile")" = "$hash" ] &&
-    verify_sysroot "$out"; then
-	say "$arch sysroot up to date: $out"
-	exit 0
-fi
 
 tmp="$out.new.$$"
 log="$out.log"
