@@ -1,0 +1,123 @@
+// Fault knobs of one simulated relay: parsing and checking the config
+// values and the deterministic "should it happen now" decisions. This module
+// decides when a fault fires; relay.mjs carries it out. A knob that was not
+// configured never fires.
+
+import { Rng } from './prng.mjs';
+
+const TRIGGER_KEYS = ['every', 'first', 'probability', 'fraction', 'always'];
+
+// A countable trigger: {every N} fires on the N-th, 2N-th, ... occasion,
+// {first N} on the first N, {probability p} (alias fraction) at random with
+// a seeded generator, and a spec with none of these fires every time.
+export class Trigger {
+	constructor(spec, seedName) {
+		this.spec = spec;
+		this.n = 0;
+		const p = spec.probability ?? spec.fraction;
+		this.p = p;
+		this.rng = p !== undefined ? new Rng(`${seedName}:${spec.seed ?? 0}`) : null;
+		if (spec.every !== undefined && !(Number.isInteger(spec.every) && spec.every >= 1))
+			throw new Error(`${seedName}: every must be an integer >= 1`);
+		if (spec.first !== undefined && !(Number.isInteger(spec.first) && spec.first >= 0))
+			throw new Error(`${seedName}: first must be an integer >= 0`);
+		if (p !== undefined && !(p >= 0 && p <= 1))
+			throw new Error(`${seedName}: probability must be within [0, 1]`);
+	}
+
+	// Counts one occasion and says whether the fault fires on it.
+	hit() {
+		this.n++;
+		const s = this.spec;
+		if (s.every !== undefined)
+			return this.n % s.every === 0;
+		if (s.first !== undefined)
+			return this.n <= s.first;
+		if (this.rng !== null)
+			return this.rng.next() < this.p;
+		return true;
+	}
+
+	// True when the fault fires on every occasion, so retrying never helps.
+	get permanent() {
+		const s = this.spec;
+		if (s.every !== undefined)
+			return s.every === 1;
+		if (s.first !== undefined)
+			return false;
+		if (this.p !== undefined)
+			return this.p >= 1;
+		return true;
+	}
+}
+
+function isObj(v) {
+	return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function posInt(v, what) {
+	if (!Number.isInteger(v) || v < 0)
+		throw new Error(`${what} must be a non-negative integer`);
+	return v;
+}
+
+function trig(name, v, relay, extra = []) {
+	if (v === undefined || v === false || v === null)
+		return null;
+	const spec = v === true ? {} : v;
+	if (!isObj(spec))
+		throw new Error(`relay ${relay}: ${name} must be an object`);
+	for (const k of Object.keys(spec))
+		if (!TRIGGER_KEYS.includes(k) && k !== 'seed' && !extra.includes(k))
+			throw new Error(`relay ${relay}: unknown key ${name}.${k}`);
+	return { spec, trigger: new Trigger(spec, `${relay}:${name}`) };
+}
+
+export const MALFORMED_DEFAULT = ['truncated', 'not_json', 'unknown_type', 'short_event',
+    'event_not_object'];
+export const MALFORMED_ALL = [...MALFORMED_DEFAULT, 'bad_utf8', 'binary'];
+
+// Builds the fault set of relay `name` from its config object. Throws with a
+// message naming the relay and the key on any malformed value.
+export function parseFaults(rc) {
+	const name = rc.name;
+	const f = {};
+	f.cap = rc.cap === undefined ? Infinity : posInt(rc.cap, `relay ${name}: cap`);
+	f.ignore_until = rc.ignore_until === true;
+	f.drop = trig('drop_mid_page', rc.drop_mid_page, name, ['after']);
+	if (f.drop)
+		f.drop.after = posInt(f.drop.spec.after ?? 0, `relay ${name}: drop_mid_page.after`);
+	f.rate = trig('rate_limit', rc.rate_limit, name, ['min_interval_ms', 'message']);
+	if (f.rate && f.rate.spec.min_interval_ms !== undefined &&
+	    !TRIGGER_KEYS.some((k) => k in f.rate.spec))
+		f.rate.interval_only = true;
+	f.no_eose = trig('no_eose', rc.no_eose, name);
+	f.bad_sig = trig('bad_sig', rc.bad_sig, name);
+	f.wrong_id = trig('wrong_id', rc.wrong_id, name);
+	f.unrequested = trig('unrequested', rc.unrequested, name);
+	f.malformed = trig('malformed_json', rc.malformed_json, name, ['kinds']);
+	if (f.malformed) {
+		f.malformed.kinds = f.malformed.spec.kinds ?? MALFORMED_DEFAULT;
+		for (const k of f.malformed.kinds)
+			if (!MALFORMED_ALL.includes(k))
+				throw new Error(`relay ${name}: unknown malformed_json kind ${k}`);
+	}
+	f.oversized = trig('oversized_frame', rc.oversized_frame, name, ['bytes', 'as']);
+	if (f.oversized) {
+		if (!TRIGGER_KEYS.some((k) => k in f.oversized.spec))
+			f.oversized.trigger = new Trigger({ first: 1 }, `${name}:oversized_frame`);
+		f.oversized.bytes = posInt(f.oversized.spec.bytes, `relay ${name}: oversized_frame.bytes`);
+		f.oversized.as = f.oversized.spec.as ?? 'event';
+	}
+	f.publish_reject = trig('publish_reject', rc.publish_reject, name, ['reason']);
+	f.slow = { per_page: 0, per_event: 0, before_eose: 0 };
+	if (typeof rc.slow_ms === 'number')
+		f.slow.per_page = rc.slow_ms;
+	else if (isObj(rc.slow_ms))
+		for (const [k, v] of Object.entries(rc.slow_ms)) {
+			if (!(k in f.slow))
+				throw new Error(`relay ${name}: unknown key slow_ms.${k}`);
+			f.slow[k] = posInt(v, `relay ${name}: slow_ms.${k}`);
+		}
+	return f;
+}
