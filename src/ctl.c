@@ -20,8 +20,10 @@
 #include "nostr/event.h"
 #include "nostr/key.h"
 #include "nostr/nip19.h"
+#include "ui/ctlclient.h"
 
 #define CTL_EXIT_USAGE	2
+#define CTL_DEFAULT_DIR	"/var/lib/cachebox"
 
 struct ctl {
 	const char	*dir;		/* -d DIR, or NULL for the default */
@@ -38,23 +40,24 @@ ctl_usage(FILE *fp)
 	    "  event sign --key FILE        sign JSON templates, one per line\n"
 	    "  nip19 decode STRING          show what a NIP-19 string holds\n"
 	    "  nip19 encode npub|nsec|note HEX\n"
-	    "other commands are sent to the running cacheboxd\n");
+	    "daemon commands (add --json for the raw answer):\n"
+	    "  help                         list the daemon's commands\n"
+	    "  status                       the status document\n"
+	    "  key                          the box's npub\n"
+	    "  config list | get KEY | set KEY VALUE\n");
 }
 
 /* ---- Daemon commands ------------------------------------------------ */
 
 /*
- * PLACEHOLDER for the Unix-socket client: send argv to the daemon behind
- * ctl->dir and print its answer. Returns the exit status.
+ * Send the command named by argv to the daemon behind ctl->dir (default
+ * /var/lib/cachebox) and print its answer. Returns the exit status.
  */
 static int
 ctl_daemon_command(const struct ctl *ctl, int argc, char **argv)
 {
-	(void)ctl;
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "cacheboxctl: daemon commands are not available yet\n");
-	return CTL_EXIT_USAGE;
+	return ctlclient_run(ctl->dir != NULL ? ctl->dir : CTL_DEFAULT_DIR,
+	    argc, argv);
 }
 
 /* ---- Line input ----------------------------------------------------- */

@@ -1,9 +1,328 @@
-/* cacheboxd — placeholder until the foundation lands. */
+/*
+ * main.c — cacheboxd: parse the command line, build the configuration in
+ * its precedence order, open the state directory, the database and the box
+ * key, wire the parts of struct app together and run the loop.
+ *
+ * Start-up errors (a bad key, an unwritable state directory, a database
+ * that is not ours or is too new) end the process with one line on stderr
+ * and exit status 1; nothing the daemon refuses is ever overwritten. After
+ * start-up nothing here may exit: a failing part logs and carries on.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "nostr/nip19.h"
+#include "store/config_store.h"
+#include "store/store.h"
+#include "ui/commands.h"
+#include "ui/ctlsock.h"
+
+#define DEFAULT_STATE_DIR	"/var/lib/cachebox"
+#define IDLE_CHECK_MS		200	/* how often --exit-when-idle looks, ms */
+
+enum {
+	OPT_SET = 256,
+	OPT_CONSOLE,
+	OPT_EXIT_IDLE,
+	OPT_CHECK,
+	OPT_VERSION,
+	OPT_HELP,
+};
+
+struct options {
+	const char	*dir;
+	const char	*config_file;
+	const char	*console;
+	char		**sets;
+	int		 nsets;
+	int		 exit_when_idle;
+	int		 check_only;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: cacheboxd [-d DIR] [-c FILE] [--set KEY=VALUE]... "
+	    "[--console TTY|-]\n"
+	    "                 [--exit-when-idle] [--check-config] "
+	    "[--version] [--help]\n"
+	    "\n"
+	    "  -d DIR            state directory: database, box key, control "
+	    "socket\n"
+	    "                    (default " DEFAULT_STATE_DIR ")\n"
+	    "  -c FILE           configuration file of 'key = value' lines\n"
+	    "  --set KEY=VALUE   set one key; repeatable; wins over -c and the "
+	    "database\n"
+	    "  --console TTY|-   serve the command console on a tty, or on "
+	    "stdin/stdout\n"
+	    "  --exit-when-idle  exit 0 once there is no work left\n"
+	    "  --check-config    validate the configuration and exit\n"
+	    "  --version         print the version and exit\n");
+}
+
+static int
+parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "set",		required_argument, NULL, OPT_SET },
+		{ "console",		required_argument, NULL, OPT_CONSOLE },
+		{ "exit-when-idle",	no_argument,	   NULL, OPT_EXIT_IDLE },
+		{ "check-config",	no_argument,	   NULL, OPT_CHECK },
+		{ "version",		no_argument,	   NULL, OPT_VERSION },
+		{ "help",		no_argument,	   NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int	ch;
+
+	memset(o, 0, sizeof(*o));
+	o->dir = DEFAULT_STATE_DIR;
+	if ((o->sets = calloc((size_t)argc, sizeof(char *))) == NULL)
+		fatal("calloc");
+	while ((ch = getopt_long(argc, argv, "d:c:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'd': o->dir = optarg; break;
+		case 'c': o->config_file = optarg; break;
+		case OPT_SET: o->sets[o->nsets++] = optarg; break;
+		case OPT_CONSOLE: o->console = optarg; break;
+		case OPT_EXIT_IDLE: o->exit_when_idle = 1; break;
+		case OPT_CHECK: o->check_only = 1; break;
+		case OPT_VERSION:
+			printf("cacheboxd %s\n", CACHEBOX_VERSION);
+			exit(0);
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "cacheboxd: unexpected argument '%s'\n",
+		    argv[optind]);
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The configuration from the file and the command line (the database
+ * layer comes later, once the store is open). NULL after printing why.
+ */
+static struct config *
+config_from_options(const struct options *o)
+{
+	struct config	*cfg;
+	char		 err[512];
+	int		 i;
+
+	if ((cfg = config_new()) == NULL)
+		fatalx("out of memory");
+	if (o->config_file != NULL &&
+	    config_load_file(cfg, o->config_file, err, sizeof(err)) == -1)
+		goto bad;
+	for (i = 0; i < o->nsets; i++)
+		if (config_set_arg(cfg, o->sets[i], err, sizeof(err)) == -1)
+			goto bad;
+	if (o->console != NULL && config_set(cfg, "console.tty", o->console,
+	    CFG_SRC_CLI, err, sizeof(err)) == -1)
+		goto bad;
+	return cfg;
+bad:
+	fprintf(stderr, "cacheboxd: %s\n", err);
+	config_free(cfg);
+	return NULL;
+}
+
+/* Create the state directory if needed (0700) and check we can write it. */
+static int
+state_dir_ready(const char *dir)
+{
+	char	probe[PATH_MAX];
+	int	n;
+
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
+		fprintf(stderr, "cacheboxd: state directory %s: %s\n", dir,
+		    strerror(errno));
+		return -1;
+	}
+	n = snprintf(probe, sizeof(probe), "%s/.", dir);
+	if (n < 0 || (size_t)n >= sizeof(probe) || access(probe, W_OK | X_OK) == -1) {
+		fprintf(stderr, "cacheboxd: state directory %s is not writable: %s\n",
+		    dir, n < 0 || (size_t)n >= sizeof(probe) ? "path too long" :
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+open_state(struct app *app)
+{
+	char	err[512];
+
+	if (state_dir_ready(app->state_dir) == -1)
+		return -1;
+	if (store_open(&app->store, app->state_dir, err, sizeof(err)) == -1 ||
+	    store_config_load(app->store, app->cfg, err, sizeof(err)) == -1 ||
+	    key_load_or_create(app->state_dir, &app->key, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cacheboxd: %s\n", err);
+		return -1;
+	}
+	nip19_encode32(NIP19_NPUB, app->key.pubkey, app->npub, sizeof(app->npub));
+	return 0;
+}
+
+static void
+apply_log_level(const struct config *cfg)
+{
+	enum log_level	lvl;
+
+	if (log_level_parse(config_get(cfg, "log.level"), &lvl) == 0)
+		log_set_level(lvl);
+}
+
+/*
+ * SIGHUP: read the configuration file again. Keys that may change at run
+ * time take their new value; the others are reported as needing a restart.
+ */
+static void
+reload_config(struct app *app)
+{
+	struct options	 o = { 0 };
+	struct config	*fresh;
+	char		 err[512];
+
+	o.config_file = app->config_file;
+	o.sets = app->sets;
+	o.nsets = app->nsets;
+	if ((fresh = config_from_options(&o)) == NULL) {
+		log_warnx("reload: configuration refused, keeping the old one");
+		return;
+	}
+	if (store_config_load(app->store, fresh, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s", err);
+		config_free(fresh);
+		return;
+	}
+	config_adopt(app->cfg, fresh);
+	config_free(fresh);
+	apply_log_level(app->cfg);
+	log_info("configuration reloaded");
+}
+
+static void
+on_signal(struct loop *loop, int signo, void *arg)
+{
+	struct app	*app = arg;
+
+	if (signo == SIGHUP) {
+		reload_config(app);
+		return;
+	}
+	log_info("signal %d: shutting down", signo);
+	app->stopping = true;
+	loop_stop(loop);
+}
+
+static void
+idle_check(struct loop *loop, void *arg)
+{
+	struct app	*app = arg;
+
+	if (app_idle(app)) {
+		log_info("idle: no work left, exiting (--exit-when-idle)");
+		loop_stop(loop);
+		return;
+	}
+	loop_timer_add(loop, IDLE_CHECK_MS, idle_check, app);
+}
+
+static int
+start_parts(struct app *app)
+{
+	char	path[256], err[512];
+
+	if ((app->loop = loop_new()) == NULL ||
+	    loop_signals(app->loop, on_signal, app) == -1) {
+		fprintf(stderr, "cacheboxd: cannot set up the event loop\n");
+		return -1;
+	}
+	app->started_ms = clock_mono_ms();
+	if (ctlsock_path(app->state_dir, path, sizeof(path)) == -1) {
+		fprintf(stderr, "cacheboxd: state directory path too long\n");
+		return -1;
+	}
+	app->ctl = ctlsock_listen(app->loop, path, commands_ctl_handler, app,
+	    err, sizeof(err));
+	if (app->ctl == NULL) {
+		fprintf(stderr, "cacheboxd: %s\n", err);
+		return -1;
+	}
+	if (app->exit_when_idle)
+		loop_timer_add(app->loop, 0, idle_check, app);
+	return 0;
+}
+
+static void
+stop_parts(struct app *app)
+{
+	ctlsock_free(app->ctl);
+	store_close(app->store);
+	loop_free(app->loop);
+	config_free(app->cfg);
+	key_clear(&app->key);
+}
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	printf("cacheboxd %s\n", CACHEBOX_VERSION);
-	return 0;
+	struct options	o;
+	struct app	app = { 0 };
+	int		rc;
+
+	log_init(stderr, LOG_LEVEL_INFO);
+	if (parse_args(argc, argv, &o) == -1)
+		return 2;
+	if ((app.cfg = config_from_options(&o)) == NULL)
+		return 1;
+	if (o.check_only) {
+		printf("configuration OK\n");
+		config_free(app.cfg);
+		return 0;
+	}
+	apply_log_level(app.cfg);
+	app.state_dir = o.dir;
+	app.config_file = o.config_file;
+	app.sets = o.sets;
+	app.nsets = o.nsets;
+	app.exit_when_idle = o.exit_when_idle;
+	if (open_state(&app) == -1 || start_parts(&app) == -1) {
+		stop_parts(&app);
+		return 1;
+	}
+	apply_log_level(app.cfg);
+	log_info("cacheboxd %s started; state %s; box key %s", CACHEBOX_VERSION,
+	    app.state_dir, app.npub);
+	rc = loop_run(app.loop) == 0 ? 0 : 1;
+	stop_parts(&app);
+	free(o.sets);
+	log_info("stopped");
+	return rc;
 }

@@ -842,3 +842,39 @@ config_display(const struct config *cfg, const char *key, char *out,
 		snprintf(out, outlen, "%s", v);
 	return out;
 }
+
+/*
+ * Take over the values of fresh (a configuration read again on SIGHUP).
+ * Keys that may change at run time get fresh's value and source; a change
+ * to any other key is logged as waiting for a restart. Returns the number
+ * of keys that changed.
+ */
+int
+config_adopt(struct config *cfg, const struct config *fresh)
+{
+	size_t	i;
+	int	changed = 0;
+	char	*text;
+
+	for (i = 0; i < CFG_NKEYS; i++) {
+		const struct cfg_value *f = &fresh->v[i];
+
+		if (strcmp(cfg->v[i].text, f->text) == 0) {
+			cfg->v[i].src = f->src;
+			continue;
+		}
+		if (!cfg_table[i].runtime) {
+			log_warnx("config: %s changed; takes effect after a "
+			    "restart", cfg_table[i].name);
+			continue;
+		}
+		if ((text = strdup(f->text)) == NULL) {
+			log_warnx("config: %s: out of memory", cfg_table[i].name);
+			continue;
+		}
+		free(cfg->v[i].text);
+		cfg->v[i] = (struct cfg_value){ text, f->num, f->src };
+		changed++;
+	}
+	return changed;
+}

@@ -98,4 +98,11 @@ const char	*config_type_name(enum cfg_type);
 const char	*config_display(const struct config *, const char *key,
 		    char *out, size_t outlen);
 
+/*
+ * Take over the values of fresh (the configuration read again on SIGHUP):
+ * run-time keys change, others are logged as needing a restart. Returns
+ * how many keys changed.
+ */
+int		 config_adopt(struct config *, const struct config *fresh);
+
 #endif

@@ -55,6 +55,12 @@
 #define LOG_RATELIMIT_INTERVAL_MS	10000		/* window for repeated warnings, ms */
 #define LOG_RATELIMIT_BURST		5		/* lines per window per call site */
 
+/* Control socket (cacheboxctl <-> cacheboxd). */
+#define CTL_MAX_REQUEST			(64 * 1024)	/* bytes of one request line */
+#define CTL_MAX_REPLY			(4 * 1024 * 1024) /* bytes of one reply */
+#define CTL_MAX_CLIENTS			8		/* connections at once */
+#define CTL_IO_TIMEOUT_MS		10000		/* a client idle this long is dropped, ms */
+
 /* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */
 #define URL_MAX_BYTES			2048		/* bytes of a whole URL */
 #define URL_MAX_HOST			253		/* bytes of a host name (RFC 1035) */

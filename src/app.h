@@ -1,0 +1,45 @@
+/*
+ * app.h — the daemon's parts, wired together once in main.c and handed to
+ * the surfaces (status, command table). Read alone, it shows what a running
+ * cacheboxd is made of. Nothing here owns behaviour; each part has its own
+ * module with its own _init/_free pair.
+ */
+#ifndef CACHEBOX_APP_H
+#define CACHEBOX_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nostr/key.h"
+
+struct loop;
+struct config;
+struct store;
+struct ctlsock;
+
+struct app {
+	struct loop		*loop;
+	struct config		*cfg;
+	struct store		*store;
+	struct ctlsock		*ctl;
+	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */
+	char			 npub[96];
+
+	const char		*state_dir;	/* -d */
+	const char		*config_file;	/* -c, or NULL */
+	char			**sets;		/* --set KEY=VALUE, in order */
+	int			 nsets;
+
+	uint64_t		 started_ms;	/* monotonic */
+	bool			 exit_when_idle;
+	bool			 stopping;
+};
+
+/*
+ * True when there is no work left: every author complete or recorded
+ * incomplete, no pending or running job, inbox empty or no uplink. Used by
+ * --exit-when-idle and shown as "idle" in the status.
+ */
+bool	app_idle(const struct app *);
+
+#endif

@@ -1,0 +1,16 @@
+/*
+ * ctlclient.h — cacheboxctl's client for daemon commands.
+ */
+#ifndef CACHEBOX_UI_CTLCLIENT_H
+#define CACHEBOX_UI_CTLCLIENT_H
+
+/*
+ * Run the command named by the leading words of argv (e.g. "config set
+ * KEY VALUE") on the daemon whose state directory is dir, and print the
+ * answer: indented "name: value" lines, or the JSON itself when a word
+ * "--json" is among argv (it is taken out). Returns the exit status: 0, 1 (the daemon answered an error or
+ * could not be reached), 2 (usage).
+ */
+int	ctlclient_run(const char *dir, int argc, char **argv);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * ctlsock.h — the daemon's control socket, the transport cacheboxctl uses.
+ *
+ * A Unix stream socket, mode 0600, in the state directory. One request per
+ * connection: the client writes one line of JSON
+ *	{"cmd":"status","args":{...}}
+ * and the daemon answers with one JSON document and a newline, then closes.
+ * The socket owns the transport only; what a command means is decided by
+ * the handler the daemon installs (the command table).
+ */
+#ifndef CACHEBOX_UI_CTLSOCK_H
+#define CACHEBOX_UI_CTLSOCK_H
+
+#include <cjson/cJSON.h>
+
+struct loop;
+struct ctlsock;
+
+/*
+ * Run one command. args may be NULL. Returns a new JSON reply the caller
+ * (the socket) owns and frees; NULL means "out of memory" and is answered
+ * with an error object.
+ */
+typedef cJSON	*(*ctlsock_handler)(const char *cmd, const cJSON *args, void *arg);
+
+/* The socket path for a state directory: DIR/cacheboxd.sock. */
+int		 ctlsock_path(const char *dir, char *out, size_t outlen);
+
+/*
+ * Listen on path (a stale socket file left by a crash is replaced; a live
+ * daemon answering there makes this fail). NULL with a message in err.
+ */
+struct ctlsock	*ctlsock_listen(struct loop *, const char *path, ctlsock_handler,
+		    void *arg, char *err, size_t errlen);
+/* Close every client, remove the socket file, free. NULL is fine. */
+void		 ctlsock_free(struct ctlsock *);
+
+/*
+ * Client side, blocking (cacheboxctl only): send one request and return the
+ * parsed reply, owned by the caller. NULL with a message in err.
+ */
+cJSON		*ctlsock_call(const char *path, const char *cmd, const cJSON *args,
+		    char *err, size_t errlen);
+
+#endif
