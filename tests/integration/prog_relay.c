@@ -1,0 +1,271 @@
+/*
+ * prog_relay.c — drives the relay pool against live relays for the
+ * integration scripts. One subscription per URL with the filter given;
+ * every event is validated as ingest would (id, signature) and the result
+ * reported back to the pool. Runs until N relays reached EOSE or closed
+ * (default: all), or the timeout; then prints one line per relay:
+ *
+ *   relay URL state=S eose=0|1 closed=REASON events=N valid=N invalid=N
+ *     resent=N reqs=N auth=N authenticated=0|1 notices=N bad=N dropped=N
+ *     failures=N ok=-|1|0 last_error=...
+ *
+ * Options: -t seconds, -p pace_ms, -k (a fresh key: answer AUTH),
+ * -P (first publish a new kind-1 event and subscribe to its id), -n N,
+ * -f FILTER (JSON), -d DIR (record in DIR's store), -b backoff_base_ms.
+ * Exit 0 when N relays finished, 1 on timeout, 2 on usage errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/hex.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "net/dns.h"
+#include "net/tls.h"
+#include "nostr/event.h"
+#include "nostr/filter.h"
+#include "nostr/key.h"
+#include "relay/pool.h"
+#include "store/store.h"
+
+#define MAX_RELAYS	8
+
+struct target {
+	const char	*url;
+	struct pool_sub	*sub;
+	int		 eose;
+	char		 closed[128];
+	unsigned	 events, valid, invalid;
+	int		 ok;		/* -1 none, 0 refused, 1 accepted */
+	uint8_t		 pub_id[32];
+	int		 published;
+	unsigned	 resent;
+};
+
+static struct target	 targets[MAX_RELAYS];
+static size_t		 ntargets;
+static struct pool	*pool;
+static struct buf	 scratch;
+static struct filter	 filt;
+static struct nostr_key	 key;
+static int		 have_key, publish;
+
+static void
+on_event(struct pool_sub *s, struct relay_msg *m, void *arg)
+{
+	struct target	*t = arg;
+	struct event	 ev;
+
+	t->events++;
+	if (m->event_raw == NULL || event_validate(&ev, m->event_raw,
+	    m->event_raw_len, 1024 * 1024, clock_wall_s(), &scratch) !=
+	    EVENT_OK) {
+		t->invalid++;
+		pool_sub_note_invalid(s);
+		return;
+	}
+	t->valid++;
+	event_free(&ev);
+}
+
+static void
+on_eose(struct pool_sub *s, void *arg)
+{
+	struct target	*t = arg;
+
+	t->eose = 1;
+	t->resent = pool_sub_resent(s);
+}
+
+static void
+on_closed(struct pool_sub *s, enum relay_reason r, const char *msg, void *arg)
+{
+	struct target	*t = arg;
+
+	(void)r;
+	snprintf(t->closed, sizeof(t->closed), "%s", msg[0] ? msg : "?");
+	t->resent = pool_sub_resent(s);
+	t->sub = NULL;
+}
+
+static const struct pool_sub_cbs cbs = { on_event, on_eose, on_closed };
+
+static void
+subscribe(struct target *t)
+{
+	struct filter	f;
+	char		json[128], hex[65];
+
+	if (publish) {
+		hex_encode(t->pub_id, 32, hex, sizeof(hex));
+		snprintf(json, sizeof(json), "{\"ids\":[\"%s\"]}", hex);
+		if (filter_parse_text(&f, json, strlen(json), json, sizeof(json)) == -1)
+			exit(2);
+		t->sub = pool_sub_open(pool, t->url, &f, 1, &cbs, t);
+		filter_free(&f);
+	} else
+		t->sub = pool_sub_open(pool, t->url, &filt, 1, &cbs, t);
+	if (t->sub == NULL)
+		exit(2);
+}
+
+static void
+on_ok(const uint8_t id[32], bool ok, enum relay_reason r, const char *msg,
+    void *arg)
+{
+	struct target	*t = arg;
+
+	(void)id;
+	(void)r;
+	t->ok = ok ? 1 : 0;
+	if (!ok)
+		snprintf(t->closed, sizeof(t->closed), "publish: %s", msg);
+	else
+		subscribe(t);
+}
+
+/* Publish once the relay is open (pool_publish refuses before). */
+static void
+try_publish(struct target *t)
+{
+	struct event	ev;
+	struct buf	b;
+	char		content[64];
+
+	if (t->published)
+		return;
+	snprintf(content, sizeof(content), "prog_relay %lld",
+	    (long long)clock_wall_s());
+	if (event_create(&ev, &key, 1, clock_wall_s(), NULL, content) !=
+	    EVENT_OK)
+		exit(2);
+	buf_init(&b, 65536);
+	if (event_to_json(&ev, &b) == -1)
+		exit(2);
+	if (pool_publish(pool, t->url, buf_cstr(&b), b.len, on_ok, t) == 0) {
+		t->published = 1;
+		memcpy(t->pub_id, ev.id, 32);
+	}
+	buf_free(&b);
+	event_free(&ev);
+}
+
+static void
+report(const struct target *t)
+{
+	struct pool_relay_info	i;
+
+	if (pool_relay_info_url(pool, t->url, &i) == -1)
+		return;
+	printf("relay %s state=%s eose=%d closed=%s events=%u valid=%u "
+	    "invalid=%u resent=%u reqs=%llu auth=%llu authenticated=%d "
+	    "notices=%llu bad=%llu dropped=%llu failures=%u ok=%s "
+	    "last_error=%s\n", t->url, i.state, t->eose,
+	    t->closed[0] ? t->closed : "-", t->events, t->valid, t->invalid,
+	    t->resent, (unsigned long long)i.reqs, (unsigned long long)i.auth,
+	    i.authenticated, (unsigned long long)i.notices,
+	    (unsigned long long)i.invalid, (unsigned long long)i.dropped,
+	    i.failures, t->ok < 0 ? "-" : t->ok ? "1" : "0",
+	    i.last_error[0] ? i.last_error : "-");
+}
+
+static size_t
+finished(void)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < ntargets; i++)
+		if (targets[i].eose || targets[i].closed[0])
+			n++;
+	return n;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct pool_opts	 o;
+	struct loop		*loop;
+	struct store		*st = NULL;
+	const char		*ftext = "{\"kinds\":[1],\"limit\":50}";
+	const char		*dir = NULL;
+	char			 err[256];
+	uint8_t			 sk[32];
+	uint64_t		 end;
+	size_t			 want = 0, i;
+	int			 c, secs = 20;
+
+	memset(&o, 0, sizeof(o));
+	while ((c = getopt(argc, argv, "t:p:kPn:f:d:b:")) != -1) {
+		switch (c) {
+		case 't': secs = atoi(optarg); break;
+		case 'p': o.pace_ms = (uint32_t)atoi(optarg); break;
+		case 'k': have_key = 1; break;
+		case 'P': publish = have_key = 1; break;
+		case 'n': want = (size_t)atoi(optarg); break;
+		case 'f': ftext = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'b': o.backoff_base_ms = (uint32_t)atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	log_init(stderr, LOG_LEVEL_INFO);
+	for (; optind < argc && ntargets < MAX_RELAYS; optind++) {
+		targets[ntargets].ok = -1;
+		targets[ntargets++].url = argv[optind];
+	}
+	if (ntargets == 0 || filter_parse_text(&filt, ftext, strlen(ftext),
+	    err, sizeof(err)) == -1) {
+		fprintf(stderr, "usage: prog_relay [opts] URL... (%s)\n", err);
+		return 2;
+	}
+	if (want == 0 || want > ntargets)
+		want = ntargets;
+	if (have_key) {
+		if (tls_random(sk, sizeof(sk)) == -1 || key_from_secret(&key, sk) == -1)
+			return 2;
+		o.key = &key;
+	}
+	if (dir != NULL && store_open(&st, dir, err, sizeof(err)) == -1) {
+		fprintf(stderr, "store: %s\n", err);
+		return 2;
+	}
+	buf_init(&scratch, EVENT_SERIAL_MAX_BYTES);
+	if ((loop = loop_new()) == NULL || (o.dns = dns_new(loop)) == NULL)
+		return 2;
+	o.store = st;
+	o.ping_ms = 2000;
+	o.dead_ms = 6000;
+	o.ratelimit_base_ms = 300;
+	if ((pool = pool_new(loop, &o)) == NULL)
+		return 2;
+	for (i = 0; i < ntargets; i++) {
+		if (pool_relay_add(pool, targets[i].url, RELAY_ROLE_CUSTOM) == NULL)
+			return 2;
+		if (!publish)
+			subscribe(&targets[i]);
+	}
+	end = clock_mono_ms() + (uint64_t)secs * 1000;
+	while (finished() < want && clock_mono_ms() < end) {
+		if (loop_run_once(loop, 50) == -1)
+			break;
+		for (i = 0; publish && i < ntargets; i++)
+			try_publish(&targets[i]);
+	}
+	for (i = 0; i < ntargets; i++)
+		report(&targets[i]);
+	fflush(stdout);
+	c = finished() >= want ? 0 : 1;
+	pool_free(pool);
+	/* Connections are reclaimed on a later round (ws_free defers). */
+	(void)loop_run_once(loop, 0);
+	(void)loop_run_once(loop, 0);
+	dns_free(o.dns);
+	loop_free(loop);
+	store_close(st);
+	filter_free(&filt);
+	buf_free(&scratch);
+	return c;
+}

@@ -1,0 +1,137 @@
+#!/bin/bash
+# test_relay_pool.sh — the relay pool (src/relay) against tests/relaysim,
+# driven by prog_relay: a plain relay (events + EOSE), NIP-42 required
+# (CLOSED auth-required, AUTH, REQ resent once), CLOSED rate-limited (REQs
+# paused, then resent), a connection dropped mid-page (backoff, reconnect,
+# REQ resent), bad signatures and malformed JSON (counted, connection
+# kept), a black-holed relay that does not stall the others, and the
+# relays table rows written by the pool.
+# Exit 77 (skip) when node, the ws package or prog_relay is missing.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+tests=${CACHEBOX_TESTS:-$(dirname "$here")}
+build=${CACHEBOX_BUILD:-}
+prog=$build/tests/integration/prog_relay
+emu=${CACHEBOX_EMULATOR:-}
+
+command -v node >/dev/null || { echo "skip: no node"; exit 77; }
+command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
+[ -d "$tests/node_modules/ws" ] || { echo "skip: run npm ci in tests/"; exit 77; }
+[ -x "$prog" ] || { echo "skip: $prog not built"; exit 77; }
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]:-}"; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+ok()   { echo "ok - $*"; }
+bad()  { fails=$((fails + 1)); echo "FAIL - $*"; }
+# expect LINE KEY=VALUE...: every pair appears in the relay's report line.
+expect() {
+	local line=$1 what=$2 kv; shift 2
+	for kv in "$@"; do
+		case " $line " in
+		*" $kv "*) ;;
+		*) bad "$what: wanted $kv in: $line"; return ;;
+		esac
+	done
+	ok "$what"
+}
+field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
+
+cat >"$tmp/cfg.json" <<EOF
+{"dataset": {"authors": 5, "events": 200, "seed": 7},
+ "cache_dir": "$tmp/cache",
+ "relays": [
+  {"name": "plain", "max_subscriptions": 4},
+  {"name": "authr", "auth": true},
+  {"name": "rl", "rate_limit": {"first": 1}},
+  {"name": "drop", "drop_mid_page": {"first": 1, "after": 10}},
+  {"name": "bad", "bad_sig": {"every": 5}, "malformed_json": {"every": 3}}
+ ]}
+EOF
+NODE_PATH=$tests/node_modules node "$tests/relaysim/relaysim.mjs" \
+    --config "$tmp/cfg.json" >"$tmp/ready" 2>"$tmp/sim.log" &
+pids+=($!)
+for _ in $(seq 300); do
+	grep -q '"ready"' "$tmp/ready" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q '"ready"' "$tmp/ready" || { echo "FAIL: relaysim"; cat "$tmp/sim.log"; exit 1; }
+url() {
+	python3 -c 'import json,sys
+for r in json.loads(open(sys.argv[1]).readline())["relays"]:
+    if r["name"] == sys.argv[2]: print(r["url"])' "$tmp/ready" "$1"
+}
+plain=$(url plain); authr=$(url authr); rl=$(url rl); drop=$(url drop)
+badr=$(url bad)
+
+# A black hole: accepts TCP, never answers the upgrade.
+node -e 'const s=require("net").createServer(()=>{});s.listen(0,"127.0.0.1",
+  ()=>console.log(s.address().port))' >"$tmp/hole" &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$tmp/hole" ] && break; sleep 0.1; done
+hole="ws://127.0.0.1:$(head -n1 "$tmp/hole")"
+
+mkdir -p "$tmp/state"
+# -n 5: done when the five real relays finished; the hole cannot.
+$emu "$prog" -k -t 25 -b 200 -n 5 -d "$tmp/state" -f '{"kinds":[1],"limit":40}' \
+    "$hole" "$plain" "$authr" "$rl" "$drop" "$badr" >"$tmp/out" 2>"$tmp/prog.log"
+rc=$?
+cat "$tmp/out"
+[ "$rc" -eq 0 ] && ok "five relays finished while one is black-holed" ||
+    bad "prog_relay exit $rc"
+line() { grep "^relay $1 " "$tmp/out"; }
+
+h=$(line "$hole")
+case "$(field "$h" state)" in
+connecting|upgrading) ok "black hole still opening: $(field "$h" state)" ;;
+*) bad "black hole state: $h" ;;
+esac
+expect "$(line "$plain")" "plain: events and EOSE" state=open eose=1 \
+    events=40 valid=40 invalid=0 reqs=1 bad=0
+expect "$(line "$authr")" "auth: CLOSED auth-required, AUTH, REQ resent" \
+    state=open eose=1 valid=40 authenticated=1 auth=1 resent=1 reqs=2
+expect "$(line "$rl")" "rate-limited: paused and resent" state=open eose=1 \
+    valid=40 resent=1 reqs=2
+expect "$(line "$drop")" "dropped mid-page: reconnected and resent" \
+    state=open eose=1 resent=1 reqs=2
+# 40 events asked: every 5th has a bad signature; malformed frames counted
+# as protocol errors; the connection stays up (failures=0).
+l=$(line "$badr")
+expect "$l" "bad relay: connection kept" state=open eose=1 failures=0
+[ "$(field "$l" invalid)" -ge 1 ] && [ "$(field "$l" bad)" -gt "$(field "$l" invalid)" ] &&
+    ok "bad relay: bad signatures ($(field "$l" invalid)) and malformed frames counted" ||
+    bad "bad relay counters: $l"
+grep -q "drop.*backoff\|open -> backoff" "$tmp/prog.log" &&
+    ok "state log shows the backoff" || bad "no backoff transition logged"
+
+# The relays table holds the states, facts and flushed counters.
+python3 - "$tmp/state/cachebox.db" "$plain" "$drop" "$hole" >"$tmp/db" <<'PY' ||
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for u in sys.argv[2:]:
+    r = db.execute("select state, events, reqs, eose, max_subscriptions, "
+                   "supported_nips, nip11_at is not null from relays where url = ?",
+                   (u,)).fetchone()
+    print(u, *r)
+PY
+    bad "reading the relays table"
+cat "$tmp/db"
+read -r _ st ev rq eo ms nips n11 < <(grep "^$plain " "$tmp/db")
+[ "$st" = open ] && [ "$ev" = 40 ] && [ "$rq" = 1 ] && [ "$eo" = 1 ] &&
+    [ "$ms" = 4 ] && [ "$n11" = 1 ] &&
+    ok "relays row: state, counters and NIP-11 facts" || bad "relays row: $(cat "$tmp/db")"
+read -r _ st _ < <(grep "^$hole " "$tmp/db")
+case "$st" in connecting|upgrading) ok "relays row of the hole: $st" ;;
+*) bad "hole row state $st" ;; esac
+
+[ "$fails" -eq 0 ] || { echo "prog log:"; tail -40 "$tmp/prog.log"; exit 1; }
+echo "all passed"
