@@ -101,10 +101,11 @@ http_head_parse(const char *buf, size_t len, size_t max, struct http_head *h,
 			HTTP_FAIL("response head too large");
 		return 0;
 	}
+	/* Every CR ends a line and every LF follows a CR: lines split cleanly. */
 	for (i = 0; buf + i < end; i++)
 		if (buf[i] == '\0' || (buf[i] == '\n' && (i == 0 ||
-		    buf[i - 1] != '\r')))
-			HTTP_FAIL("stray NUL or LF in head");
+		    buf[i - 1] != '\r')) || (buf[i] == '\r' && buf[i + 1] != '\n'))
+			HTTP_FAIL("stray NUL, CR or LF in head");
 	h->head_len = (size_t)(end - buf) + 4;
 	end += 2;			/* keep the last header's CRLF */
 	eol = memchr(buf, '\r', (size_t)(end - buf));

@@ -220,6 +220,8 @@ ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *data, size_t len, int flags,
 	if (buf_avail(&c->in) > 0) {	/* frames that came with the 101 */
 		n = (ssize_t)(len < buf_avail(&c->in) ? len : buf_avail(&c->in));
 		buf_read(&c->in, data, (size_t)n);
+		if (buf_avail(&c->in) == 0)
+			buf_free(&c->in);
 		return n;
 	}
 	n = stream_read(c->st, data, len);
@@ -450,6 +452,8 @@ ws_opened(struct ws_conn *c, size_t head_len)
 	}
 	buf_free(&c->out);
 	buf_skip(&c->in, head_len);
+	if (buf_avail(&c->in) == 0)
+		buf_free(&c->in);
 	c->opened = true;
 	ws_set_state(c, WS_OPEN);
 	if (!c->freed && c->cbs.on_open != NULL)

@@ -133,7 +133,9 @@ test_malformed(void **state)
 	expect_fail("HTTP/1.1 101 x\r\nA: b\r\n folded\r\n\r\n",
 	    "bad handshake response: folded header line");
 	expect_fail("HTTP/1.1 101 x\nA: b\r\n\r\n",
-	    "bad handshake response: stray NUL or LF in head");
+	    "bad handshake response: stray NUL, CR or LF in head");
+	expect_fail("HTTP/1.1 101 x\r\nA: b\r\r\n\r\n",
+	    "bad handshake response: stray NUL, CR or LF in head");
 }
 
 static void
