@@ -185,6 +185,7 @@ open_state(struct app *app)
 		fprintf(stderr, "cacheboxd: %s\n", err);
 		return -1;
 	}
+	store_set_cache_kib(app->store, config_get_int(app->cfg, "store.cache_kib"));
 	nip19_encode32(NIP19_NPUB, app->key.pubkey, app->npub, sizeof(app->npub));
 	return 0;
 }
