@@ -105,12 +105,12 @@ dns_sock_state_cb(void *data, ares_socket_t fd, int readable, int writable)
 	struct dns	*d = data;
 	short		 ev = (short)((readable ? POLLIN : 0) | (writable ? POLLOUT : 0));
 
-	if (d->destroying)
-		return;
-	if (ev == 0) {
+	if (ev == 0) {		/* also while ares_destroy closes sockets */
 		loop_fd_del(d->loop, fd);
 		return;
 	}
+	if (d->destroying)
+		return;
 	if (loop_fd_set_events(d->loop, fd, ev) == 0)
 		return;
 	if (loop_fd_add(d->loop, fd, ev, dns_on_fd, d) == -1)

@@ -4,8 +4,8 @@
  * JSON line in NET_PORTS and the test CA file in NET_CA). Prints one
  * "ok"/"not ok" line per check and exits 1 if any failed.
  *
- * "prog_net mem N" instead opens N idle wss connections and prints the
- * heap bytes they hold (mallinfo2), per connection.
+ * "prog_net mem N [ws]" instead opens N idle wss (or ws) connections and
+ * prints the heap bytes they hold (mallinfo2), per connection.
  */
 #include <malloc.h>
 #include <netinet/in.h>
@@ -623,9 +623,9 @@ all_tests(void)
 	test_http(u, NULL, 0, NULL, "body too large");
 }
 
-/* Heap held by n idle, open wss connections. */
+/* Heap held by n idle, open wss (or ws, when plain) connections. */
 static int
-mem(int n)
+mem(int n, bool plain)
 {
 	struct peer	*p = calloc((size_t)n, sizeof(*p));
 	struct tls_ctx	*keep;
@@ -640,7 +640,8 @@ mem(int n)
 	/* Load the CA set and seed the generator outside the measurement. */
 	if ((keep = tls_ctx_get(ca, err, sizeof(err))) == NULL)
 		return 1;
-	snprintf(u, sizeof(u), "wss://localhost:%d/", p_wss);
+	snprintf(u, sizeof(u), plain ? "ws://localhost:%d/" :
+	    "wss://localhost:%d/", plain ? p_ws : p_wss);
 	malloc_trim(0);
 	a = mallinfo2();
 	for (i = 0; i < n; i++) {
@@ -652,8 +653,8 @@ mem(int n)
 	for (i = 0; i < 5; i++)
 		loop_run_once(L, 10);
 	b = mallinfo2();
-	printf("mem: %d idle wss connections hold %zu heap bytes, %zu per "
-	    "connection\n", n, b.uordblks - a.uordblks,
+	printf("mem: %d idle %s connections hold %zu heap bytes, %zu per "
+	    "connection\n", n, plain ? "ws" : "wss", b.uordblks - a.uordblks,
 	    (b.uordblks - a.uordblks) / (size_t)n);
 	for (i = 0; i < n; i++)
 		ws_free(p[i].c);
@@ -672,8 +673,8 @@ main(int argc, char **argv)
 	    LOG_LEVEL_WARN);
 	if (ports() == -1 || (L = loop_new()) == NULL || (D = dns_new(L)) == NULL)
 		return 2;
-	if (argc == 3 && strcmp(argv[1], "mem") == 0)
-		rc = mem(atoi(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "mem") == 0)
+		rc = mem(atoi(argv[2]), argc == 4 && strcmp(argv[3], "ws") == 0);
 	else {
 		all_tests();
 		rc = failures > 0;

@@ -39,6 +39,6 @@ echo "peers: $ports"
 export NET_PORTS=$ports NET_CA=$tmp/pki/ca.pem
 $emu "$prog"
 rc=$?
-[ $rc -eq 0 ] && $emu "$prog" mem 10
+[ $rc -eq 0 ] && $emu "$prog" mem 10 && $emu "$prog" mem 10 ws
 [ -s "$tmp/server.log" ] && { echo "server log:"; cat "$tmp/server.log"; }
 exit $rc
