@@ -13,7 +13,7 @@ build_pkgs="build-essential cmake ninja-build pkg-config ca-certificates
 libmbedtls-dev libwslay-dev libcjson-dev libsqlite3-dev libsecp256k1-dev
 libpq-dev libmicrohttpd-dev libc-ares-dev libcmocka-dev"
 test_pkgs="nodejs npm clang libclang-rt-14-dev postgresql sqlite3 openssl
-curl python3 procps"
+curl python3 procps chromium"
 # No libc6-dev-<arch>-cross: the C library comes from the sysroot that
 # toolchain/make-sysroot.sh builds with every other -dev package, and Debian's
 # cross gcc would read the cross libc headers ahead of the sysroot's.
