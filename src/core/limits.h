@@ -105,4 +105,15 @@
 #define RELAY_OK_TIMEOUT_MS		30000		/* an EVENT with no OK after this is failed, ms */
 #define RELAY_NIP11_REFRESH_MS		(6 * 3600 * 1000) /* a NIP-11 document is read again after, ms */
 
+/* Ingest and the store's table families (src/sync/ingest.c, src/store). */
+#define INGEST_RECENT_IDS		4096		/* ids remembered in memory for dedup (power of two) */
+#define INGEST_MAX_BATCH_EVENTS		5000		/* events in one batch transaction before it commits early */
+#define INGEST_NEWEST_RELAYS		64		/* relays whose newest live event one batch tracks */
+#define STORE_QUERY_MAX_ROWS		10000		/* rows one local query examines */
+#define STORE_QUERY_MAX_LIST		1000		/* ids, authors or kinds bound into one local query */
+#define STORE_EVICT_SCAN_ROWS		2000		/* rows one retention step examines */
+#define STORE_EVICT_CHUNK_ROWS		500		/* rows one retention step deletes */
+#define STORE_AUTHOR_RELAYS_MAX		32		/* relays kept from one NIP-65 list */
+#define STORE_CURSOR_REASON_MAX		200		/* bytes of an incomplete cursor's reason */
+
 #endif

@@ -50,30 +50,47 @@ struct ingest_info {
 	uint32_t	kind;
 };
 
-/* Running totals, for the status and the benchmarks. */
+/*
+ * Running totals, for the status and the benchmarks. received counts
+ * every call; each call lands in exactly one of stored .. errors.
+ * sig_checks counts BIP-340 verifications run (a duplicate runs none),
+ * bytes_stored the canonical JSON bytes inserted, transactions the batch
+ * commits.
+ */
 struct ingest_stats {
 	uint64_t	received, stored, duplicates, invalid, too_large,
-			unrequested, errors, transactions;
+			unrequested, errors;
+	uint64_t	sig_checks, bytes_stored, transactions;
 };
 
 struct ingest;
 
 /*
- * An ingest path writing into store, batching per round of loop. The
- * limits (limits.max_event_bytes) and whether to queue for the uplink are
- * read through ingest_configure(). NULL on allocation failure.
+ * An ingest path writing into store, batching per round of loop (loop may
+ * be NULL: then only ingest_flush commits). It starts with
+ * EVENT_MAX_BYTES_CEILING and no uplink until ingest_configure(). NULL on
+ * allocation failure or when its statements do not compile.
  */
 struct ingest	*ingest_new(struct loop *, struct store *);
 /* Commit what is pending and free. */
 void		 ingest_free(struct ingest *);
-/* Apply limits.max_event_bytes and whether an uplink is configured. */
+/*
+ * Apply limits.max_event_bytes (capped at EVENT_MAX_BYTES_CEILING) and
+ * whether an uplink is configured (new events then also go to the inbox).
+ */
 void		 ingest_configure(struct ingest *, size_t max_event_bytes,
 		    bool queue_for_uplink);
 
 /*
- * Take one EVENT message that arrived on relay_url for a subscription
- * with filters[0..nfilters). On INGEST_NEW and INGEST_DUPLICATE, info (if
- * not NULL) describes the event. The message stays the caller's.
+ * Take one EVENT message that arrived on relay_url (may be NULL) for a
+ * subscription with filters[0..nfilters) (nfilters 0: no policy check,
+ * for events the box asked for by other means). On INGEST_NEW and
+ * INGEST_DUPLICATE, info (if not NULL) describes the event; a duplicate's
+ * fields are what the relay sent, matched to the store by id only. The
+ * message stays the caller's (its event object may have been taken).
+ * The event's write joins the open batch; it is committed at the top of
+ * the next loop round, by ingest_flush, or early once the batch holds
+ * INGEST_MAX_BATCH_EVENTS events.
  */
 enum ingest_result ingest_event(struct ingest *, struct relay_msg *msg,
 		    const struct filter *filters, size_t nfilters,
@@ -82,13 +99,31 @@ enum ingest_result ingest_event(struct ingest *, struct relay_msg *msg,
 
 /*
  * Make sure the batch transaction is open and return 0 (so a planner can
- * write a cursor into it), or -1 if the store failed.
+ * write a cursor into it, e.g. at EOSE: ingest_tx(), then
+ * store_cursor_page()), or -1 if the store failed. If that batch later
+ * fails to commit, the events and the cursor are lost together, so the
+ * page is simply asked again.
  */
 int		 ingest_tx(struct ingest *);
 /* Commit the open batch now (also done by the loop hook). 0 or -1. */
 int		 ingest_flush(struct ingest *);
+/* Whether a batch transaction is open. */
+bool		 ingest_tx_open(const struct ingest *);
 
+/*
+ * Same path for event JSON text[0..len) that did not come in a relay
+ * message (tests, a local import). Same results and counters.
+ */
+enum ingest_result ingest_event_json(struct ingest *, const char *text,
+		    size_t len, const struct filter *filters, size_t nfilters,
+		    enum ingest_source, const char *relay_url,
+		    struct ingest_info *info);
+
+/* The running totals, owned by ingest. */
 const struct ingest_stats *ingest_stats(const struct ingest *);
+/* "new", "duplicate", "invalid", "too large", "unrequested", "error". */
 const char	*ingest_result_name(enum ingest_result);
+/* "live", "backfill", "job", "recovery": the events.source column. */
+const char	*ingest_source_name(enum ingest_source);
 
 #endif

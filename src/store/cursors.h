@@ -1,0 +1,128 @@
+/*
+ * cursors.h — the `cursors` table: one author drain per (author, relay),
+ * DESIGN.md section 4. until_cursor is inclusive; a row not started has
+ * none and the drain begins at "now". A relay is draining, complete, or
+ * recorded incomplete with a reason (and the second a gap starts at).
+ *
+ * A cursor moved by a page must commit in the same transaction as that
+ * page's events: the drain writes it while ingest's batch is open
+ * (ingest_tx()). None of these opens a transaction of its own except
+ * where said (they nest).
+ */
+#ifndef CACHEBOX_STORE_CURSORS_H
+#define CACHEBOX_STORE_CURSORS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/limits.h"
+
+struct store;
+
+enum store_cursor_state {
+	STORE_CURSOR_DRAINING = 0,	/* not started or mid-drain */
+	STORE_CURSOR_COMPLETE,
+	STORE_CURSOR_INCOMPLETE,	/* finished, reason says why not all */
+};
+
+struct store_cursor {
+	uint8_t			pubkey[32];
+	char			relay[URL_MAX_BYTES + 1];
+	bool			started;	/* until_cursor is set */
+	int64_t			until_cursor;	/* valid when started */
+	enum store_cursor_state	state;
+	char			reason[STORE_CURSOR_REASON_MAX + 1]; /* "" */
+	bool			has_gap;
+	int64_t			gap_since;	/* valid when has_gap */
+	int64_t			pages, events, new_events, largest_page;
+	int64_t			stalls, stalls_total;
+	int64_t			updated_at;	/* wall seconds */
+};
+
+/* The row of (pubkey, relay) into *out. 1 found, 0 none, -1 (logged). */
+int	store_cursor_get(struct store *, const uint8_t pubkey[32],
+	    const char *relay, struct store_cursor *out);
+
+/*
+ * Make sure a row exists for (pubkey, relay); an existing row is left
+ * alone. 1 created, 0 was there, -1 (logged).
+ */
+int	store_cursor_ensure(struct store *, const uint8_t pubkey[32],
+	    const char *relay, int64_t now_s);
+
+/*
+ * Record a page that ended with EOSE: until_cursor = until (inclusive),
+ * pages + 1, events + received, new_events + fresh, largest_page =
+ * max(largest_page, received), stalls = 0. 0, or -1 (logged; also when
+ * the row does not exist).
+ */
+int	store_cursor_page(struct store *, const uint8_t pubkey[32],
+	    const char *relay, int64_t until, int64_t received, int64_t fresh,
+	    int64_t now_s);
+
+/* A request that ended without EOSE: stalls + 1, stalls_total + 1. */
+int	store_cursor_stall(struct store *, const uint8_t pubkey[32],
+	    const char *relay, int64_t now_s);
+
+/* The relay has no more history for the author: complete. 0 or -1. */
+int	store_cursor_complete(struct store *, const uint8_t pubkey[32],
+	    const char *relay, int64_t now_s);
+
+/*
+ * The relay cannot be paged to the end: record reason (cut at
+ * STORE_CURSOR_REASON_MAX bytes) and the second a gap starts at
+ * (gap_since < 0: none). Clears complete. 0 or -1.
+ */
+int	store_cursor_incomplete(struct store *, const uint8_t pubkey[32],
+	    const char *relay, const char *reason, int64_t gap_since,
+	    int64_t now_s);
+
+/*
+ * Set the cursors of pubkey (NULL: of every author) back to not started:
+ * until_cursor, complete, reason, gap and stalls cleared; the traffic
+ * counters (pages, events, new_events, largest_page, stalls_total) stay.
+ * Number of rows reset, or -1 (logged).
+ */
+int64_t	store_cursors_reset(struct store *, const uint8_t *pubkey,
+	    int64_t now_s);
+
+/*
+ * Call cb for every cursor of pubkey (NULL: of every author), ordered by
+ * pubkey then relay. cb returns 0 to go on, 1 to stop. 0, or -1.
+ */
+typedef int	(*store_cursor_cb)(const struct store_cursor *, void *arg);
+int	store_cursors_each(struct store *, const uint8_t *pubkey,
+	    store_cursor_cb cb, void *arg);
+
+/*
+ * Up to max cursors on relay that are still draining, of followed (not
+ * stale) authors, with pubkey > after (NULL: from the first), in pubkey
+ * order: the drain's round-robin picks from here and passes the last
+ * pubkey back as after. Number handed to cb, or -1.
+ */
+int64_t	store_cursors_draining(struct store *, const char *relay,
+	    const uint8_t *after, size_t max, store_cursor_cb cb, void *arg);
+
+/*
+ * Backfill progress over followed (not stale) authors, for every
+ * surface. An author with no cursor row yet counts as draining.
+ *   authors_total       followed authors
+ *   authors_complete    every cursor row complete (at least one row)
+ *   authors_incomplete  every row finished (complete or incomplete), at
+ *                       least one incomplete
+ *   authors_draining    the rest; once idle it is 0, so complete +
+ *                       incomplete = total
+ *   cursors_*           the same per (author, relay) row
+ */
+struct store_cursor_summary {
+	int64_t	authors_total, authors_complete, authors_incomplete,
+		authors_draining;
+	int64_t	cursors_total, cursors_complete, cursors_incomplete;
+};
+/* Fill *out. 0, or -1 (logged). */
+int	store_cursors_summary(struct store *, struct store_cursor_summary *out);
+
+const char *store_cursor_state_name(enum store_cursor_state);
+
+#endif

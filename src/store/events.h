@@ -1,0 +1,117 @@
+/*
+ * events.h — the `events` table family: the cache itself, its maintained
+ * counters (rows and bytes of JSON, kept in `meta` by triggers so the
+ * status never runs count(*)), the per-relay newest live event (the live
+ * planner's `since` after a restart), replaceable-event lookups for the
+ * follow graph, bounded local queries, and retention.
+ *
+ * A row is written once and never changed. Only what ingest verified is
+ * stored, in the canonical form event_to_json writes. Nothing here opens
+ * a transaction on its own except store_events_evict (which nests inside
+ * one if the caller has it open): callers batch inserts in theirs.
+ */
+#ifndef CACHEBOX_STORE_EVENTS_H
+#define CACHEBOX_STORE_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf;
+struct event;
+struct filter;
+struct store;
+
+/* One row to insert. Everything is borrowed for the call. */
+struct store_event_row {
+	const uint8_t	*id;		/* 32 bytes */
+	const uint8_t	*pubkey;	/* 32 bytes */
+	uint32_t	 kind;
+	int64_t		 created_at;
+	const char	*json;		/* canonical event JSON */
+	size_t		 json_len;
+	const char	*source;	/* "live", "backfill", "job", "recovery" */
+	const char	*first_relay;	/* NULL when from no relay */
+	int64_t		 received_at;	/* wall seconds */
+};
+
+/*
+ * Insert row; with enqueue also an inbox row (pending, enqueued_at =
+ * received_at) for the uplink. 1 when inserted, 0 when the id was there
+ * already (nothing written), -1 (logged) on a SQLite error. Call inside
+ * the caller's transaction.
+ */
+int	store_event_insert(struct store *, const struct store_event_row *,
+	    bool enqueue);
+
+/* 1 if an event with id is stored, 0 if not, -1 (logged) on error. */
+int	store_event_exists(struct store *, const uint8_t id[32]);
+
+/*
+ * The maintained totals: rows in events and bytes of their JSON. 0, or -1
+ * (logged). Constant time (two rows of meta).
+ */
+int	store_events_totals(struct store *, int64_t *count, int64_t *bytes);
+
+/*
+ * The stored JSON of id appended to out. 1 found, 0 not stored, -1 on a
+ * SQLite error or when out's max was reached.
+ */
+int	store_event_get(struct store *, const uint8_t id[32], struct buf *out);
+
+/*
+ * The newest event of (pubkey, kind) — for replaceable kinds 0, 3, 10002:
+ * highest created_at, and on a tie the lowest id (NIP-01). Its JSON is
+ * appended to out, its created_at put in *created_at (either may be
+ * NULL). 1 found, 0 none, -1 on error or a full out.
+ */
+int	store_event_newest(struct store *, const uint8_t pubkey[32],
+	    uint32_t kind, struct buf *out, int64_t *created_at);
+/*
+ * Same, parsed into ev (event_init'ed by the caller; on 1 the caller
+ * calls event_free). 1, 0, or -1 (also for a stored row that no longer
+ * parses, which is logged).
+ */
+int	store_event_newest_parsed(struct store *, const uint8_t pubkey[32],
+	    uint32_t kind, struct event *ev);
+
+/*
+ * Events matching f, newest first (created_at desc, id asc), at most
+ * max_results (and at most f->limit when the filter has one), each
+ * handed to cb with its JSON (valid during the call only). cb returns 0
+ * to go on, 1 to stop. The query examines at most STORE_QUERY_MAX_ROWS
+ * rows whatever the filter: a broad filter over a large store returns a
+ * prefix. Number of events handed to cb, or -1 (logged).
+ */
+typedef int	(*store_event_cb)(const char *json, size_t len, void *arg);
+int64_t	store_events_query(struct store *, const struct filter *f,
+	    size_t max_results, store_event_cb cb, void *arg);
+
+/*
+ * Retention. While the JSON bytes of all events exceed max_bytes, delete
+ * the oldest (created_at, id) events that are evictable: not in the inbox
+ * (pending or dead) and not kind 0, 3 or 10002. One call looks at no more
+ * than STORE_EVICT_SCAN_ROWS rows and deletes no more than
+ * STORE_EVICT_CHUNK_ROWS, resuming from where the previous call stopped
+ * (kept in meta, wrapping to the oldest at the end), in its own (nested)
+ * transaction. *evicted (may be NULL) gets the rows deleted. Returns 1
+ * when still over budget (call again later), 0 when within it, -1
+ * (logged) on error.
+ */
+int	store_events_evict(struct store *, int64_t max_bytes,
+	    int64_t *evicted);
+
+/*
+ * The newest created_at among live events seen from relay, 0 when none
+ * was ever recorded. 0, or -1 (logged).
+ */
+int	store_relay_newest_get(struct store *, const char *relay,
+	    int64_t *created_at);
+/*
+ * Raise relay's newest live created_at to created_at (never lowers it).
+ * Ingest calls this once per relay per batch, inside the batch. 0 or -1.
+ */
+int	store_relay_newest_note(struct store *, const char *relay,
+	    int64_t created_at);
+
+#endif
