@@ -10,7 +10,9 @@
 # The archive and suite come from this machine's own apt sources
 # (/etc/apt/sources.list, /etc/apt/sources.list.d/*.list and *.sources):
 # the Debian entries for the host's release, its -updates and its -security
-# suite. This script never names a mirror itself.
+# suite. This script never names a mirror itself. CACHEBOX_APT_ETC points it
+# at another apt configuration directory (default /etc/apt). An entry whose
+# Signed-By holds an inline key is taken for a third-party archive.
 #
 # Idempotent: a finished sysroot carries a stamp holding a hash of what it
 # was made from (package list, architecture, suite); when the stamp matches
