@@ -13,6 +13,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/config_store.h"
+#include "ui/cmd_box.h"
 #include "ui/commands.h"
 #include "ui/status.h"
 
@@ -53,6 +54,7 @@ cmd_help(struct app *app, const cJSON *args)
 		cJSON_AddStringToObject(e, "params", c->params);
 		cJSON_AddStringToObject(e, "help", c->help);
 		cJSON_AddBoolToObject(e, "mutating", c->mutating);
+		cJSON_AddBoolToObject(e, "console_only", c->console_only);
 		cJSON_AddItemToArray(list, e);
 	}
 	return r;
@@ -133,6 +135,9 @@ cmd_config_set(struct app *app, const cJSON *args)
 		return commands_error("config set: needs \"key\" and \"value\"");
 	if ((d = config_lookup(key)) == NULL)
 		return commands_error("unknown key '%s'", key);
+	if (d->secret)
+		return commands_error("%s is set with 'admin-token set' on the "
+		    "console", key);
 	if (config_validate(key, value, err, sizeof(err)) == -1)
 		return commands_error("%s", err);
 	if (store_config_put(app->store, key, value) == -1)
@@ -157,17 +162,35 @@ cmd_config_set(struct app *app, const cJSON *args)
 }
 
 static const struct command command_table[] = {
-	{ "help", "", "list the commands", false, cmd_help },
+	{ "help", "", "list the commands", false, cmd_help, false },
 	{ "status", "", "the status document (same as GET /api/status)",
-	    false, cmd_status },
-	{ "key", "", "show the box's public key (npub)", false, cmd_key },
+	    false, cmd_status, false },
+	{ "key", "", "show the box's public key (npub)", false, cmd_key, false },
 	{ "config list", "", "every configuration key with its value and "
-	    "source", false, cmd_config_list },
+	    "source", false, cmd_config_list, false },
 	{ "config get", "key", "one configuration key", false,
-	    cmd_config_get },
+	    cmd_config_get, false },
 	{ "config set", "key value", "validate, store and apply a "
-	    "key", true, cmd_config_set },
-	{ NULL, NULL, NULL, false, NULL },
+	    "key", true, cmd_config_set, false },
+	{ "relays list", "", "relays configured and known, with role, state "
+	    "and events", false, cmd_relays_list, false },
+	{ "relays add", "url [role]", "add a relay (role bootstrap, outbox or "
+	    "custom; default bootstrap)", true, cmd_relays_add, false },
+	{ "relays remove", "url", "stop using a configured relay", true,
+	    cmd_relays_remove, false },
+	{ "relays role", "url role", "change the role of a relay", true,
+	    cmd_relays_role, false },
+	{ "roots list", "", "the follow roots (npub and hex)", false,
+	    cmd_roots_list, false },
+	{ "roots add", "key", "add a follow root (npub or hex)", true,
+	    cmd_roots_add, false },
+	{ "roots remove", "key", "remove a follow root", true,
+	    cmd_roots_remove, false },
+	{ "log level", "[level]", "show the log level, or set it (error, warn, "
+	    "info, debug)", true, cmd_log_level, false },
+	{ "admin-token set", "token", "set the bearer token of the web API's "
+	    "mutating calls (console only)", true, cmd_admin_token_set, true },
+	{ NULL, NULL, NULL, false, NULL, false },
 };
 
 const struct command *
@@ -184,6 +207,89 @@ commands_find(const char *name)
 	for (c = command_table; c->name != NULL; c++)
 		if (strcmp(c->name, name) == 0)
 			return c;
+	return NULL;
+}
+
+int
+commands_params(const struct command *c, struct command_param *out, int max)
+{
+	const char	*p = c->params;
+	int		 n = 0;
+	size_t		 len;
+
+	while (n < max && *(p += strspn(p, " ")) != '\0') {
+		len = strcspn(p, " ");
+		out[n].optional = p[0] == '[';
+		if (out[n].optional)
+			snprintf(out[n].name, sizeof(out[n].name), "%.*s",
+			    (int)(len > 2 ? len - 2 : 0), p + 1);
+		else
+			snprintf(out[n].name, sizeof(out[n].name), "%.*s",
+			    (int)len, p);
+		p += len;
+		n++;
+	}
+	return n;
+}
+
+const struct command *
+commands_match(int argc, char *const *argv, int *used)
+{
+	const struct command	*c, *best = NULL;
+	char			 name[256] = "";
+	size_t			 len = 0, wlen;
+	int			 i;
+
+	for (i = 0; i < argc && i < COMMAND_MAX_WORDS; i++) {
+		wlen = strlen(argv[i]);
+		if (len + wlen + 2 > sizeof(name))
+			break;
+		if (i > 0)
+			name[len++] = ' ';
+		memcpy(name + len, argv[i], wlen + 1);
+		len += wlen;
+		if ((c = commands_find(name)) != NULL) {
+			best = c;
+			*used = i + 1;
+		}
+	}
+	return best;
+}
+
+cJSON *
+commands_build_args(const struct command *c, int argc, char *const *argv,
+    char *err, size_t errlen)
+{
+	struct command_param	 p[COMMAND_MAX_PARAMS];
+	cJSON			*args;
+	int			 i, n;
+
+	n = commands_params(c, p, COMMAND_MAX_PARAMS);
+	if ((args = cJSON_CreateObject()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (i < argc) {
+			if (cJSON_AddStringToObject(args, p[i].name,
+			    argv[i]) == NULL) {
+				snprintf(err, errlen, "out of memory");
+				goto bad;
+			}
+		} else if (!p[i].optional) {
+			snprintf(err, errlen, "%s: missing %s", c->name,
+			    p[i].name);
+			goto bad;
+		}
+	}
+	if (argc > n) {
+		snprintf(err, errlen, "%s: unexpected argument '%s'", c->name,
+		    argv[n]);
+		goto bad;
+	}
+	return args;
+bad:
+	cJSON_Delete(args);
 	return NULL;
 }
 
@@ -204,5 +310,10 @@ commands_run(struct app *app, const char *name, const cJSON *args)
 cJSON *
 commands_ctl_handler(const char *cmd, const cJSON *args, void *arg)
 {
+	const struct command *c = commands_find(cmd);
+
+	if (c != NULL && c->console_only)
+		return commands_error("'%s' is only available on the serial "
+		    "console", cmd);
 	return commands_run(arg, cmd, args);
 }

@@ -1,0 +1,460 @@
+/*
+ * cmd_box.c — relays, roots, log level and admin-token commands.
+ *
+ * The box's relays and roots are configuration lists (relays.bootstrap,
+ * follow.roots): a change is validated like `config set`, stored in the
+ * database so it survives a restart, and applied to the running
+ * configuration, where the planners read it. A relay given a role other
+ * than bootstrap is recorded in the relays table only (the pool reads its
+ * roles from there). These handlers never block, never write SQL
+ * themselves and never show the admin token.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "nostr/nip19.h"
+#include "store/config_store.h"
+#include "store/relays.h"
+#include "store/store.h"
+#include "ui/cmd_box.h"
+#include "ui/commands.h"
+
+#define RELAYS_KEY	"relays.bootstrap"
+#define ROOTS_KEY	"follow.roots"
+#define TOKEN_KEY	"admin.token"
+/* What an HTTP bearer token may be made of (RFC 6750 b64token, less '='). */
+#define TOKEN_CHARS	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
+			"0123456789-._~+/"
+
+typedef int	(*same_fn)(const char *, const char *);
+
+static const char *
+arg_str(const cJSON *args, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int
+same_url(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+/* Two spellings (npub or hex) of the same public key. */
+static int
+same_key(const char *a, const char *b)
+{
+	uint8_t	ka[32], kb[32];
+
+	if (nip19_pubkey_parse(a, ka) == -1 || nip19_pubkey_parse(b, kb) == -1)
+		return strcmp(a, b) == 0;
+	return memcmp(ka, kb, sizeof(ka)) == 0;
+}
+
+/*
+ * Call fn on each item of a comma-separated list (spaces around items are
+ * dropped, empty items skipped) until it returns non-zero; that value is
+ * returned, or 0.
+ */
+static int
+list_each(const char *list, int (*fn)(const char *, void *), void *arg)
+{
+	char	item[CONFIG_MAX_VALUE + 1];
+	size_t	len;
+	int	rc;
+
+	while (*list != '\0') {
+		list += strspn(list, " \t,");
+		len = strcspn(list, ",");
+		while (len > 0 && (list[len - 1] == ' ' || list[len - 1] == '\t'))
+			len--;
+		if (len > 0 && len < sizeof(item)) {
+			memcpy(item, list, len);
+			item[len] = '\0';
+			if ((rc = fn(item, arg)) != 0)
+				return rc;
+		}
+		list += strcspn(list, ",");
+	}
+	return 0;
+}
+
+struct list_edit {
+	const char	*item;
+	same_fn		 same;
+	struct buf	 out;		/* the list without item */
+	int		 found;
+};
+
+static int
+edit_one(const char *item, void *arg)
+{
+	struct list_edit	*e = arg;
+
+	if (e->same(item, e->item)) {
+		e->found = 1;
+		return 0;
+	}
+	if ((e->out.len > 0 && buf_putc(&e->out, ',') == -1) ||
+	    buf_puts(&e->out, item) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Store value for key (validated) in the database and the running
+ * configuration. NULL on success, or a new error object.
+ */
+static cJSON *
+store_list(struct app *app, const char *key, const char *value)
+{
+	char	err[512];
+
+	if (config_validate(key, value, err, sizeof(err)) == -1)
+		return commands_error("%s", err);
+	if (store_config_put(app->store, key, value) == -1)
+		return commands_error("%s: could not store the value", key);
+	if (config_set(app->cfg, key, value, CFG_SRC_DB, err,
+	    sizeof(err)) == -1)
+		return commands_error("%s", err);
+	log_info("config: %s changed at run time", key);
+	return NULL;
+}
+
+/* The answer after a list changed: the key, its value and a note if due. */
+static cJSON *
+list_answer(struct app *app, const char *key, const char *what)
+{
+	cJSON	*r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "done", what);
+	cJSON_AddStringToObject(r, "key", key);
+	cJSON_AddStringToObject(r, "value", config_get(app->cfg, key));
+	if (config_source(app->cfg, key) > CFG_SRC_DB)
+		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
+		    "--set value takes precedence until it is removed there");
+	return r;
+}
+
+/*
+ * Add item to (add = 1) or remove it from (add = 0) the list key.
+ * NULL on success, or a new error object.
+ */
+static cJSON *
+list_change(struct app *app, const char *key, const char *item, same_fn same,
+    int add)
+{
+	struct list_edit	 e = { item, same, { 0 }, 0 };
+	cJSON			*r = NULL;
+
+	buf_init(&e.out, CONFIG_MAX_VALUE);
+	if (list_each(config_get(app->cfg, key), edit_one, &e) != 0 ||
+	    (add && ((e.out.len > 0 && buf_putc(&e.out, ',') == -1) ||
+	    buf_puts(&e.out, item) == -1)))
+		r = commands_error("%s: the list would be longer than %d bytes",
+		    key, CONFIG_MAX_VALUE);
+	else if (add && e.found)
+		r = commands_error("%s is already in %s", item, key);
+	else if (!add && !e.found)
+		r = commands_error("%s is not in %s", item, key);
+	else
+		r = store_list(app, key, buf_cstr(&e.out));
+	buf_free(&e.out);
+	return r;
+}
+
+static int
+list_contains(const char *list, const char *item, same_fn same)
+{
+	struct list_edit	e = { item, same, { 0 }, 0 };
+
+	buf_init(&e.out, CONFIG_MAX_VALUE);
+	list_each(list, edit_one, &e);
+	buf_free(&e.out);
+	return e.found;
+}
+
+/* ---- relays ---------------------------------------------------------- */
+
+static int
+role_valid(const char *role)
+{
+	return strcmp(role, "bootstrap") == 0 || strcmp(role, "outbox") == 0 ||
+	    strcmp(role, "custom") == 0;
+}
+
+static void
+add_table_rows(struct app *app, cJSON *list)
+{
+	sqlite3_stmt	*s;
+	const char	*url, *err;
+
+	s = store_stmt(app->store, "SELECT url, role, state, events, "
+	    "last_error FROM relays ORDER BY url");
+	while (s != NULL && sqlite3_step(s) == SQLITE_ROW) {
+		cJSON	*r = cJSON_CreateObject();
+
+		url = (const char *)sqlite3_column_text(s, 0);
+		err = (const char *)sqlite3_column_text(s, 4);
+		cJSON_AddStringToObject(r, "url", url);
+		cJSON_AddStringToObject(r, "role",
+		    (const char *)sqlite3_column_text(s, 1));
+		cJSON_AddStringToObject(r, "state",
+		    (const char *)sqlite3_column_text(s, 2));
+		cJSON_AddNumberToObject(r, "events",
+		    (double)sqlite3_column_int64(s, 3));
+		cJSON_AddStringToObject(r, "last_error", err ? err : "");
+		cJSON_AddBoolToObject(r, "configured", list_contains(
+		    config_get(app->cfg, RELAYS_KEY), url, same_url));
+		cJSON_AddItemToArray(list, r);
+	}
+	store_stmt_done(s);
+}
+
+static int
+known_url(const cJSON *list, const char *url)
+{
+	const cJSON	*r;
+	const char	*u;
+
+	cJSON_ArrayForEach(r, list) {
+		u = cJSON_GetStringValue(cJSON_GetObjectItem(r, "url"));
+		if (u != NULL && strcmp(u, url) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+add_configured_row(const char *url, void *arg)
+{
+	cJSON	*list = arg, *r;
+
+	if (known_url(list, url))
+		return 0;
+	r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "url", url);
+	cJSON_AddStringToObject(r, "role", "bootstrap");
+	cJSON_AddStringToObject(r, "state", "configured");
+	cJSON_AddNumberToObject(r, "events", 0);
+	cJSON_AddStringToObject(r, "last_error", "");
+	cJSON_AddBoolToObject(r, "configured", 1);
+	cJSON_AddItemToArray(list, r);
+	return 0;
+}
+
+cJSON *
+cmd_relays_list(struct app *app, const cJSON *args)
+{
+	cJSON	*r = cJSON_CreateObject(), *list;
+
+	list = cJSON_AddArrayToObject(r, "relays");
+	add_table_rows(app, list);
+	list_each(config_get(app->cfg, RELAYS_KEY), add_configured_row, list);
+	return r;
+}
+
+/* Record url's role in the relays table (so lists show it at once). */
+static cJSON *
+record_role(struct app *app, const char *url, const char *role)
+{
+	if (store_relay_upsert(app->store, url, role, clock_wall_s()) == -1)
+		return commands_error("%s: could not record the role", url);
+	return NULL;
+}
+
+static cJSON *
+check_url(const char *url)
+{
+	char	err[512];
+
+	if (url == NULL)
+		return commands_error("missing \"url\"");
+	if (strchr(url, ',') != NULL ||
+	    config_validate(RELAYS_KEY, url, err, sizeof(err)) == -1)
+		return commands_error("'%s' is not a ws:// or wss:// URL", url);
+	return NULL;
+}
+
+cJSON *
+cmd_relays_add(struct app *app, const cJSON *args)
+{
+	const char	*url = arg_str(args, "url");
+	const char	*role = arg_str(args, "role");
+	cJSON		*e;
+
+	if (role == NULL || *role == '\0')
+		role = "bootstrap";
+	if ((e = check_url(url)) != NULL)
+		return e;
+	if (!role_valid(role))
+		return commands_error("role must be bootstrap, outbox or custom");
+	if (strcmp(role, "bootstrap") == 0 &&
+	    (e = list_change(app, RELAYS_KEY, url, same_url, 1)) != NULL)
+		return e;
+	if ((e = record_role(app, url, role)) != NULL)
+		return e;
+	return list_answer(app, RELAYS_KEY, "added");
+}
+
+cJSON *
+cmd_relays_remove(struct app *app, const cJSON *args)
+{
+	const char	*url = arg_str(args, "url");
+	cJSON		*e;
+
+	if (url == NULL)
+		return commands_error("missing \"url\"");
+	if ((e = list_change(app, RELAYS_KEY, url, same_url, 0)) != NULL)
+		return e;
+	return list_answer(app, RELAYS_KEY, "removed");
+}
+
+/*
+ * A bootstrap relay is one listed in relays.bootstrap, so moving a relay
+ * into or out of that role edits the list; the role is recorded either way.
+ */
+cJSON *
+cmd_relays_role(struct app *app, const cJSON *args)
+{
+	const char	*url = arg_str(args, "url");
+	const char	*role = arg_str(args, "role");
+	int		 listed;
+	cJSON		*e;
+
+	if ((e = check_url(url)) != NULL)
+		return e;
+	if (role == NULL || !role_valid(role))
+		return commands_error("role must be bootstrap, outbox or custom");
+	listed = list_contains(config_get(app->cfg, RELAYS_KEY), url, same_url);
+	if (strcmp(role, "bootstrap") == 0 && !listed)
+		e = list_change(app, RELAYS_KEY, url, same_url, 1);
+	else if (strcmp(role, "bootstrap") != 0 && listed)
+		e = list_change(app, RELAYS_KEY, url, same_url, 0);
+	if (e != NULL || (e = record_role(app, url, role)) != NULL)
+		return e;
+	return list_answer(app, RELAYS_KEY, role);
+}
+
+/* ---- roots ----------------------------------------------------------- */
+
+static int
+add_root_row(const char *item, void *arg)
+{
+	cJSON	*list = arg, *r;
+	uint8_t	 pk[32];
+	char	 hex[65], npub[NIP19_KEY_CHARS + 1];
+
+	r = cJSON_CreateObject();
+	if (nip19_pubkey_parse(item, pk) == 0 &&
+	    hex_encode(pk, sizeof(pk), hex, sizeof(hex)) == 0 &&
+	    nip19_encode32(NIP19_NPUB, pk, npub, sizeof(npub)) == NIP19_OK) {
+		cJSON_AddStringToObject(r, "npub", npub);
+		cJSON_AddStringToObject(r, "hex", hex);
+	} else
+		cJSON_AddStringToObject(r, "invalid", item);
+	cJSON_AddItemToArray(list, r);
+	return 0;
+}
+
+cJSON *
+cmd_roots_list(struct app *app, const cJSON *args)
+{
+	cJSON	*r = cJSON_CreateObject(), *list;
+
+	list = cJSON_AddArrayToObject(r, "roots");
+	list_each(config_get(app->cfg, ROOTS_KEY), add_root_row, list);
+	return r;
+}
+
+cJSON *
+cmd_roots_add(struct app *app, const cJSON *args)
+{
+	const char	*key = arg_str(args, "key");
+	uint8_t		 pk[32];
+	cJSON		*e;
+
+	if (key == NULL || nip19_pubkey_parse(key, pk) == -1)
+		return commands_error("'%s' is not an npub or a 64-hex public "
+		    "key", key ? key : "");
+	if ((e = list_change(app, ROOTS_KEY, key, same_key, 1)) != NULL)
+		return e;
+	return list_answer(app, ROOTS_KEY, "added");
+}
+
+cJSON *
+cmd_roots_remove(struct app *app, const cJSON *args)
+{
+	const char	*key = arg_str(args, "key");
+	cJSON		*e;
+
+	if (key == NULL)
+		return commands_error("missing \"key\"");
+	if ((e = list_change(app, ROOTS_KEY, key, same_key, 0)) != NULL)
+		return e;
+	return list_answer(app, ROOTS_KEY, "removed");
+}
+
+/* ---- log level, admin token ------------------------------------------ */
+
+cJSON *
+cmd_log_level(struct app *app, const cJSON *args)
+{
+	const char	*level = arg_str(args, "level");
+	enum log_level	 lvl;
+	cJSON		*r, *e;
+
+	if (level != NULL && *level != '\0') {
+		if (log_level_parse(level, &lvl) == -1)
+			return commands_error("unknown level '%s' (error, warn, "
+			    "info, debug)", level);
+		if ((e = store_list(app, "log.level", level)) != NULL)
+			return e;
+		if (config_source(app->cfg, "log.level") <= CFG_SRC_DB)
+			log_set_level(lvl);
+	}
+	r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "level", log_level_name(log_get_level()));
+	if (level != NULL && config_source(app->cfg, "log.level") > CFG_SRC_DB)
+		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
+		    "--set value takes precedence until it is removed there");
+	return r;
+}
+
+/*
+ * Only the console reaches this (console_only in the table): physical
+ * access to the box is what entitles someone to set the token.
+ */
+cJSON *
+cmd_admin_token_set(struct app *app, const cJSON *args)
+{
+	const char	*token = arg_str(args, "token");
+	cJSON		*r, *e;
+
+	if (token == NULL || strlen(token) < ADMIN_TOKEN_MIN_CHARS)
+		return commands_error("the token needs at least %d characters",
+		    ADMIN_TOKEN_MIN_CHARS);
+	if (strlen(token) > ADMIN_TOKEN_MAX_CHARS)
+		return commands_error("the token may have at most %d characters",
+		    ADMIN_TOKEN_MAX_CHARS);
+	if (token[strspn(token, TOKEN_CHARS)] != '\0')
+		return commands_error("the token may only use letters, digits "
+		    "and - . _ ~ + /");
+	if ((e = store_list(app, TOKEN_KEY, token)) != NULL)
+		return e;
+	r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "admin.token", "set");
+	if (config_source(app->cfg, TOKEN_KEY) > CFG_SRC_DB)
+		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
+		    "--set value takes precedence until it is removed there");
+	return r;
+}

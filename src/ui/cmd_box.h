@@ -1,0 +1,25 @@
+/*
+ * cmd_box.h — the commands that change what the box itself is told to do:
+ * its relays, its follow roots, its log level and its admin token. They
+ * are rows of the command table (commands.c); each takes the JSON
+ * arguments the table names and answers a new JSON object the caller owns,
+ * or {"error": "..."}.
+ */
+#ifndef CACHEBOX_UI_CMD_BOX_H
+#define CACHEBOX_UI_CMD_BOX_H
+
+#include <cjson/cJSON.h>
+
+struct app;
+
+cJSON	*cmd_relays_list(struct app *, const cJSON *args);
+cJSON	*cmd_relays_add(struct app *, const cJSON *args);
+cJSON	*cmd_relays_remove(struct app *, const cJSON *args);
+cJSON	*cmd_relays_role(struct app *, const cJSON *args);
+cJSON	*cmd_roots_list(struct app *, const cJSON *args);
+cJSON	*cmd_roots_add(struct app *, const cJSON *args);
+cJSON	*cmd_roots_remove(struct app *, const cJSON *args);
+cJSON	*cmd_log_level(struct app *, const cJSON *args);
+cJSON	*cmd_admin_token_set(struct app *, const cJSON *args);
+
+#endif
