@@ -2,8 +2,9 @@
 # Self-test of tests/relaysim: starts the simulator with ws and wss relays and
 # a set of faults, then checks it from outside with tests/relaysim/selftest.mjs
 # (NIP-01/11/42 answers, caps, truth against real answers, a reference drain
-# against the pageable truth, TLS verification). Also checks the signals:
-# SIGUSR2 prints counters, SIGTERM exits 0. Exit 77 when node is missing.
+# against the pageable truth, TLS verification), the shell helpers of
+# relaysim.sh and the signals: SIGUSR2 prints counters, SIGTERM exits 0.
+# Exit 77 when node is missing.
 set -u
 
 command -v node >/dev/null 2>&1 || { echo "node not found: skipping"; exit 77; }
@@ -13,16 +14,17 @@ if [ ! -d "$tests/node_modules/ws" ] || [ ! -d "$tests/node_modules/nostr-wasm" 
 	echo "FAIL: test peers not installed: run 'cd $tests && npm ci'"
 	exit 1
 fi
+. "$sim/relaysim.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/relaysim-selftest.XXXXXX")
-pid=
 cleanup() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	fi
-	rm -rf "$work"
+	relaysim_stop >/dev/null 2>&1
+	rm -rf "$work" "$(dirname "${RELAYSIM_READY:-/nonexistent/x}")"
 }
 trap cleanup EXIT
+
+rc=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; rc=1; }
 
 sh "$sim/mkcerts.sh" "$work/certs" || { echo "FAIL: mkcerts.sh"; exit 1; }
 cat > "$work/config.json" <<JSON
@@ -43,53 +45,50 @@ cat > "$work/config.json" <<JSON
     {"name": "tls", "tls": true, "subset": {"created_at": [1600000000, 1800000000]}},
     {"name": "wrong", "tls": {"cert": "certs/wrongname.pem", "key": "certs/wrongname.key"}},
     {"name": "expired", "tls": {"cert": "certs/expired.pem", "key": "certs/expired.key"}},
-    {"name": "untrusted", "tls": {"cert": "certs/untrusted.pem", "key": "certs/untrusted.key"}}
+    {"name": "untrusted", "tls": {"cert": "certs/untrusted.pem", "key": "certs/untrusted.key"}},
+    {"name": "odd", "no_eose": {"every": 2}, "publish_reject": {"first": 1, "reason": "blocked: not today"}},
+    {"name": "plain"},
+    {"name": "paced", "default_limit": 20, "rate_limit": {"min_interval_ms": 300}}
   ]
 }
 JSON
 
-export NODE_PATH=$tests/node_modules
-node "$sim/relaysim.mjs" --config "$work/config.json" > "$work/out" 2> "$work/err" &
-pid=$!
-for _ in $(seq 1 1200); do
-	grep -q '"ready":true' "$work/out" 2>/dev/null && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q '"ready":true' "$work/out"; then
-	echo "FAIL: relaysim did not start"
-	cat "$work/err"
-	exit 1
-fi
-
-rc=0
-node "$sim/selftest.mjs" --ready "$work/out" --config "$work/config.json" \
+relaysim_start "$work/config.json" || exit 1
+node "$sim/selftest.mjs" --ready "$RELAYSIM_READY" --config "$work/config.json" \
     --certs "$work/certs" || rc=1
 
-kill -USR2 "$pid"
+# The shell helpers: URLs, truth through query.mjs, counters.
+url=$(relaysim_url full)
+case $url in ws://127.0.0.1:*) ok "relaysim_url gives the ws URL";;
+	*) bad "relaysim_url gives the ws URL (got $url)";; esac
+root=$(relaysim_q root)
+n_http=$(relaysim_q truth match "{\"authors\":[\"$root\"]}" --relays plain | wc -l)
+n_cli=$(node "$sim/relaysim.mjs" --config "$work/config.json" --ready "$RELAYSIM_READY" \
+    --relays plain --truth "{\"authors\":[\"$root\"]}" | wc -l)
+if [ "$n_http" -gt 0 ] && [ "$n_http" -eq "$n_cli" ]; then ok "truth over HTTP and on the command line agree ($n_http ids)"
+else bad "truth over HTTP and on the command line agree ($n_http vs $n_cli)"; fi
+pg_http=$(relaysim_q truth pageable "{\"authors\":[\"$root\"]}" --relays liar | wc -l)
+pg_cli=$(node "$sim/relaysim.mjs" --config "$work/config.json" --ready "$RELAYSIM_READY" \
+    --relays liar --truth-pageable "{\"authors\":[\"$root\"]}" | wc -l)
+if [ "$pg_http" -eq "$pg_cli" ] && [ "$pg_http" -le 200 ]; then ok "pageable truth over HTTP and on the command line agree ($pg_http ids)"
+else bad "pageable truth over HTTP and on the command line agree ($pg_http vs $pg_cli)"; fi
+auth_ok=$(relaysim_q stats auth auth_ok)
+[ "$auth_ok" = 1 ] && ok "relaysim_q stats reads one counter" || bad "relaysim_q stats auth auth_ok = $auth_ok"
+
+kill -USR2 "$RELAYSIM_PID"
 for _ in $(seq 1 50); do
-	grep -q '"stats"' "$work/out" && break
+	grep -q '"stats"' "$RELAYSIM_READY" && break
 	sleep 0.1
 done
-if grep '"stats"' "$work/out" | grep -q '"capped":{"connections"'; then
-	echo "ok - SIGUSR2 prints the counters"
+if grep '"stats"' "$RELAYSIM_READY" | grep -q '"capped":{"connections"'; then
+	ok "SIGUSR2 prints the counters"
 else
-	echo "not ok - SIGUSR2 prints the counters"
-	rc=1
+	bad "SIGUSR2 prints the counters"
 fi
-kill -TERM "$pid"
-wait "$pid"
-st=$?
-pid=
-if [ "$st" -eq 0 ]; then
-	echo "ok - SIGTERM stops relaysim with status 0"
-else
-	echo "not ok - SIGTERM stops relaysim with status 0 (got $st)"
-	rc=1
-fi
-if [ -s "$work/err" ]; then
-	echo "not ok - relaysim wrote to stderr:"
-	cat "$work/err"
-	rc=1
+if relaysim_stop; then ok "SIGTERM stops relaysim with status 0"
+else bad "SIGTERM stops relaysim with status 0"; fi
+if [ -s "$RELAYSIM_ERR" ]; then
+	bad "relaysim wrote to stderr:"
+	cat "$RELAYSIM_ERR"
 fi
 exit $rc

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Command line front of dataset.mjs: writes a deterministic signed dataset.
 //   node gen-dataset.mjs --authors N --events M --seed S --out FILE.jsonl
-//        [--relays a,b,c] [--cache-dir DIR] [--no-cache]
+//        [--relays 0,1,2] [--cache-dir DIR] [--no-cache]
 // The same arguments always give the same bytes. A generated set is kept in
 // the cache directory and copied from there next time. It writes only FILE,
 // its .meta.json and the cache.
@@ -19,7 +19,7 @@ function fail(msg) {
 
 const { values: a } = parseArgs({ options: {
 	authors: { type: 'string' }, events: { type: 'string' }, seed: { type: 'string' },
-	out: { type: 'string' }, relays: { type: 'string', default: 'a,b,c' },
+	out: { type: 'string' }, relays: { type: 'string', default: '0,1,2' },
 	'cache-dir': { type: 'string' }, 'no-cache': { type: 'boolean', default: false },
 } });
 for (const k of ['authors', 'events', 'seed', 'out'])

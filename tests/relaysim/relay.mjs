@@ -17,7 +17,7 @@ import { checkEvent, signOne } from './sign.mjs';
 import { Rng } from './prng.mjs';
 import { T_END } from './dataset.mjs';
 
-export const RELAY_KEYS = ['name', 'port', 'host', 'url_host', 'ipv6', 'tls', 'subset', 'bursts',
+export const RELAY_KEYS = ['name', 'slot', 'port', 'host', 'url_host', 'ipv6', 'tls', 'subset', 'bursts',
     'burst', 'max_limit', 'default_limit', 'max_subscriptions', 'supported_nips', 'nip11',
     'auth', 'auth_pubkeys', 'nip77', 'cap', 'ignore_until', 'drop_mid_page', 'slow_ms',
     'rate_limit', 'no_eose', 'bad_sig', 'wrong_id', 'unrequested', 'malformed_json',

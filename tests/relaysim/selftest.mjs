@@ -152,7 +152,7 @@ class Conn {
 		this.send(['REQ', sub, ...filters]);
 		const events = [];
 		for (;;) {
-			const m = await this.next((x) => x[1] === sub);
+			const m = await this.next((x) => x[1] === sub, this.timeout ?? 10000);
 			if (m === null)
 				return { events, end: 'gone' };
 			if (m[0] === 'EVENT')
@@ -334,30 +334,30 @@ async function checkAuth() {
 }
 
 async function checkTruth() {
-	const c = await connect('full');
+	const c = await connect('plain');
 	const f = { authors: [pk[2], pk[4]] };
 	const r = await c.req('t1', f);
 	c.close();
 	const got = r.events.map((e) => e.id).sort();
-	const viaHttp = await truth('full', 'match', f);
+	const viaHttp = await truth('plain', 'match', f);
 	check(same(got, viaHttp), 'HTTP truth equals a full REQ', `${got.length} vs ${viaHttp.length}`);
 	const cli = spawnSync(process.execPath, [new URL('./relaysim.mjs', import.meta.url).pathname,
-	    '--config', args.config, '--ready', args.ready, '--relays', 'full',
+	    '--config', args.config, '--ready', args.ready, '--relays', 'plain',
 	    '--truth', JSON.stringify(f)], { encoding: 'utf8' });
 	const viaCli = cli.stdout.split('\n').filter((l) => l);
 	check(cli.status === 0 && same(got, viaCli), 'command line truth equals a full REQ',
 	    cli.stderr);
 	const k = { kinds: [10002] };
-	const r2 = await (await connect('full')).req('t2', k);
+	const r2 = await (await connect('plain')).req('t2', k);
 	const cli2 = spawnSync(process.execPath, [new URL('./relaysim.mjs', import.meta.url).pathname,
-	    '--config', args.config, '--ready', args.ready, '--relays', 'full',
+	    '--config', args.config, '--ready', args.ready, '--relays', 'plain',
 	    '--truth', JSON.stringify(k)], { encoding: 'utf8' });
 	check(same(r2.events.map((e) => e.id).sort(), cli2.stdout.split('\n').filter((l) => l)),
 	    'command line truth with --ready reproduces the relay-list events');
 	check(r2.events.every((e) => e.tags.every((t) => t[0] !== 'r' || t[1].startsWith('ws'))),
 	    'kind 10002 lists carry real relay URLs');
 	const notMeta = { authors: [pk[2], pk[4]], kinds: [0, 1, 3] };
-	const c3 = await connect('full');
+	const c3 = await connect('plain');
 	const r3 = await c3.req('t3', notMeta);
 	c3.close();
 	check(same(r3.events.map((e) => e.id).sort(), oracle(notMeta).map((e) => e.id).sort()),
@@ -490,10 +490,42 @@ async function checkTls() {
 	check(s.connections >= 2 && s.eose_sent >= 1, 'stats over https', JSON.stringify(s));
 }
 
+async function checkOtherKnobs() {
+	const c = await connect('odd');
+	const a = await c.req('o1', { kinds: [0] });
+	c.timeout = 1500;
+	const b = await c.open('o2', { kinds: [0] });
+	c.timeout = undefined;
+	check(a.end === 'EOSE' && b.end === 'gone' && b.events.length === a.events.length,
+	    'no_eose every 2: the second page never ends', `${a.end} ${b.end}`);
+	const ev = finalizeEvent({ kind: 1, created_at: 1800000300, tags: [], content: 'r' }, sk[1]);
+	c.send(['EVENT', ev]);
+	const r1 = await c.next((m) => m[0] === 'OK');
+	c.send(['EVENT', ev]);
+	const r2 = await c.next((m) => m[0] === 'OK');
+	check(r1[2] === false && r1[3] === 'blocked: not today' && r2[2] === true && r2[3] === '',
+	    'publish_reject first 1 refuses one EVENT with its reason', JSON.stringify([r1, r2]));
+	c.close();
+	const p = await connect('paced');
+	const d = await p.req('p1', { kinds: [1] });
+	const e = await p.req('p2', { kinds: [1] });
+	await sleep(350);
+	const f = await p.req('p3', { kinds: [1] });
+	check(d.end === 'EOSE' && d.events.length === 20, 'default_limit applies to a filter without limit');
+	check(e.end === 'CLOSED' && e.reason.startsWith('rate-limited:') && f.end === 'EOSE',
+	    'rate_limit min_interval_ms refuses a REQ that comes too soon');
+	p.close();
+	const s = await stats('paced');
+	check(s.reqs === 3 && s.reqs_served === 2 && s.rate_limited === 1 &&
+	    s.closed_reasons['rate-limited'] === 1, 'paced counters', JSON.stringify(s));
+}
+
 for (const step of [checkNip11, checkQueries, checkCap, checkAuth, checkTruth, checkDrains,
-    checkTls]) {
+    checkTls, checkOtherKnobs]) {
+	const t0 = Date.now();
 	try {
 		await step();
+		process.stdout.write(`# ${step.name}: ${Date.now() - t0} ms\n`);
 	} catch (e) {
 		check(false, step.name, e.stack);
 	}

@@ -14,6 +14,10 @@ import { truthMatch, truthPageable, parseFilters } from './truth.mjs';
 import { validateFilter, compareEvents } from './filter.mjs';
 
 const TOP_KEYS = ['dataset', 'relays', 'cache_dir', 'tls'];
+const DATASET_KEYS = ['file', 'authors', 'events', 'seed', 'relays'];
+// Placeholder tokens of generated kind 10002 lists when the config names none:
+// relay number i of the config fills "relaysim:i", whatever its name.
+export const DEFAULT_SLOTS = ['0', '1', '2'];
 
 // Reads and checks a config file; relative paths in it are taken from the
 // file's directory. Returns the config object.
@@ -39,6 +43,9 @@ export function readConfig(file) {
 			rc.tls = { cert: path.resolve(base, rc.tls.cert), key: path.resolve(base, rc.tls.key) };
 		}
 	}
+	for (const k of Object.keys(cfg.dataset ?? {}))
+		if (!DATASET_KEYS.includes(k))
+			throw new Error(`config: unknown key dataset.${k}`);
 	if (cfg.dataset?.file)
 		cfg.dataset.file = path.resolve(base, cfg.dataset.file);
 	return cfg;
@@ -65,7 +72,7 @@ export class World {
 			this.datasetFile = d.file;
 		} else {
 			const params = { authors: d.authors ?? 10, events: d.events ?? 1000,
-			    seed: d.seed ?? 1, relays: d.relays ?? this.cfg.relays.map((r) => r.name) };
+			    seed: d.seed ?? 1, relays: d.relays ?? DEFAULT_SLOTS };
 			this.datasetFile = (await ensureDataset(params, this.cacheDir)).file;
 		}
 		this.ds = loadDataset(this.datasetFile);
@@ -79,8 +86,25 @@ export class World {
 			await r.listen();
 	}
 
-	// Fills every relay's store. urls maps relay name -> URL for kind 10002.
-	async fill(urls) {
+	// Placeholder token -> URL: a relay answers to its slot (the "slot" key,
+	// else its position in the config) and, taking precedence, its name.
+	urlMap(nameToUrl) {
+		const urls = {};
+		this.relays.forEach((r, i) => {
+			const slot = r.rc.slot === undefined ? i : r.rc.slot;
+			if (slot !== null && nameToUrl[r.name])
+				urls[String(slot)] = nameToUrl[r.name];
+		});
+		for (const r of this.relays)
+			if (nameToUrl[r.name])
+				urls[r.name] = nameToUrl[r.name];
+		return urls;
+	}
+
+	// Fills every relay's store. nameToUrl maps relay name -> URL, used in
+	// kind 10002 lists.
+	async fill(nameToUrl) {
+		const urls = this.urlMap(nameToUrl);
 		const events = (await substituteRelayUrls(this.ds, urls)).sort(compareEvents);
 		const ctx = { authorIndex: new Map(this.meta.authors.map((a) => [a.pubkey, a.index])) };
 		for (const r of this.relays) {
@@ -130,6 +154,8 @@ export class World {
 				throw new Error(err);
 		}
 		const relays = this.pick(relayList);
+		if (!Number.isInteger(pageLimit) || pageLimit < 0)
+			throw new Error('page limit must be an integer >= 0');
 		if (mode === 'match')
 			return truthMatch(relays, filters);
 		if (mode === 'pageable')
