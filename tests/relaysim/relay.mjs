@@ -227,7 +227,14 @@ export class Relay {
 			this.notice(conn, 'error: unknown message type');
 			return;
 		}
-		handler.call(this, conn, msg);
+		try {
+			handler.call(this, conn, msg);
+		} catch (e) {
+			// A bug here must cost one message, never the whole simulator.
+			this.stats.bad_messages++;
+			this.notice(conn, 'error: internal error');
+			process.stderr.write(`relaysim ${this.name}: ${e.stack}\n`);
+		}
 	}
 
 	get handlers() {
@@ -301,7 +308,10 @@ export class Relay {
 		this.stats.counts++;
 		const err = this.checkSub(conn, msg);
 		if (err !== null) {
-			this.closed(conn, String(msg[1]), err);
+			if (typeof msg[1] === 'string')
+				this.closed(conn, msg[1], err);
+			else
+				this.notice(conn, err);
 			return;
 		}
 		this.send(conn, ['COUNT', msg[1], { count: this.store.count(msg.slice(2)) }]);
