@@ -79,6 +79,14 @@ int	store_cursor_incomplete(struct store *, const uint8_t pubkey[32],
 	    int64_t now_s);
 
 /*
+ * Record a possible gap at second gap_since while the drain goes on (the
+ * row stays draining; the drain turns it into an incomplete reason once
+ * the relay is finished). 0 or -1.
+ */
+int	store_cursor_gap(struct store *, const uint8_t pubkey[32],
+	    const char *relay, int64_t gap_since, int64_t now_s);
+
+/*
  * Set the cursors of pubkey (NULL: of every author) back to not started:
  * until_cursor, complete, reason, gap and stalls cleared; the traffic
  * counters (pages, events, new_events, largest_page, stalls_total) stay.

@@ -1,7 +1,7 @@
 /*
  * status.c — builds the status document from the store and the running
- * parts. It only reads. (The event count is a count(*) over the smallest
- * index; a maintained counter replaces it when ingest lands.)
+ * parts. It only reads. Event totals and backfill progress come from the
+ * store's families (maintained counters, no count(*) over events).
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,8 +9,14 @@
 
 #include "app.h"
 #include "core/clock.h"
+#include "relay/pool.h"
+#include "store/cursors.h"
+#include "store/events.h"
 #include "store/store.h"
+#include "sync/drain.h"
+#include "sync/follow.h"
 #include "ui/status.h"
+#include "uplink/uplink.h"
 
 long
 status_rss_bytes(void)
@@ -42,19 +48,17 @@ query_int(struct store *st, const char *sql)
 static void
 add_backfill(cJSON *root, struct store *st)
 {
-	cJSON	*b = cJSON_AddObjectToObject(root, "backfill");
+	cJSON				*b = cJSON_AddObjectToObject(root,
+					    "backfill");
+	struct store_cursor_summary	 sum;
 
-	cJSON_AddNumberToObject(b, "authors_total", (double)query_int(st,
-	    "SELECT count(*) FROM follows WHERE stale = 0"));
-	cJSON_AddNumberToObject(b, "authors_complete", (double)query_int(st,
-	    "SELECT count(*) FROM follows f WHERE f.stale = 0 AND EXISTS "
-	    "(SELECT 1 FROM cursors c WHERE c.pubkey = f.pubkey) AND NOT EXISTS "
-	    "(SELECT 1 FROM cursors c WHERE c.pubkey = f.pubkey AND "
-	    "c.complete = 0)"));
-	cJSON_AddNumberToObject(b, "authors_incomplete", (double)query_int(st,
-	    "SELECT count(*) FROM follows f WHERE f.stale = 0 AND EXISTS "
-	    "(SELECT 1 FROM cursors c WHERE c.pubkey = f.pubkey AND "
-	    "c.complete = 0 AND c.incomplete_reason IS NOT NULL)"));
+	if (store_cursors_summary(st, &sum) == -1)
+		memset(&sum, 0, sizeof(sum));
+	cJSON_AddNumberToObject(b, "authors_total", (double)sum.authors_total);
+	cJSON_AddNumberToObject(b, "authors_complete",
+	    (double)sum.authors_complete);
+	cJSON_AddNumberToObject(b, "authors_incomplete",
+	    (double)sum.authors_incomplete);
 }
 
 static void
@@ -62,9 +66,11 @@ add_store_inbox(cJSON *root, struct store *st)
 {
 	cJSON	*s = cJSON_AddObjectToObject(root, "store");
 	cJSON	*i = cJSON_AddObjectToObject(root, "inbox");
+	int64_t	 count, bytes;
 
-	cJSON_AddNumberToObject(s, "events", (double)query_int(st,
-	    "SELECT count(*) FROM events"));
+	if (store_events_totals(st, &count, &bytes) == -1)
+		count = 0;
+	cJSON_AddNumberToObject(s, "events", (double)count);
 	cJSON_AddNumberToObject(i, "pending", (double)query_int(st,
 	    "SELECT count(*) FROM inbox WHERE state = 'pending'"));
 	cJSON_AddNumberToObject(i, "forwarded", (double)query_int(st,
@@ -74,10 +80,10 @@ add_store_inbox(cJSON *root, struct store *st)
 	    "SELECT count(*) FROM inbox WHERE state = 'dead'"));
 }
 
+/* The relays table, when no pool runs (counters as last flushed). */
 static void
-add_relays(cJSON *root, struct store *st)
+add_relays_table(cJSON *list, struct store *st)
 {
-	cJSON		*list = cJSON_AddArrayToObject(root, "relays");
 	sqlite3_stmt	*s;
 
 	s = store_stmt(st, "SELECT url, role, state, events, last_error "
@@ -103,6 +109,47 @@ add_relays(cJSON *root, struct store *st)
 	store_stmt_done(s);
 }
 
+/* The pool's live view of every relay it runs. */
+static void
+add_relays_pool(cJSON *list, const struct pool *pool)
+{
+	struct pool_relay_info	 info;
+	size_t			 i, n = pool_relay_count(pool);
+	cJSON			*r;
+
+	for (i = 0; i < n; i++) {
+		if (pool_relay_info(pool, i, &info) == -1 ||
+		    (r = cJSON_CreateObject()) == NULL)
+			continue;
+		cJSON_AddStringToObject(r, "url", info.url);
+		cJSON_AddStringToObject(r, "role", info.role);
+		cJSON_AddStringToObject(r, "state", info.state);
+		cJSON_AddNumberToObject(r, "events", (double)info.events);
+		cJSON_AddNumberToObject(r, "reqs", (double)info.reqs);
+		cJSON_AddNumberToObject(r, "invalid", (double)info.invalid);
+		cJSON_AddNumberToObject(r, "subs_open", (double)info.subs_open);
+		cJSON_AddNumberToObject(r, "subs_queued",
+		    (double)info.subs_queued);
+		if (info.last_error[0] != '\0')
+			cJSON_AddStringToObject(r, "last_error",
+			    info.last_error);
+		else
+			cJSON_AddNullToObject(r, "last_error");
+		cJSON_AddItemToArray(list, r);
+	}
+}
+
+static void
+add_relays(cJSON *root, const struct app *app)
+{
+	cJSON	*list = cJSON_AddArrayToObject(root, "relays");
+
+	if (app->pool != NULL)
+		add_relays_pool(list, app->pool);
+	else
+		add_relays_table(list, app->store);
+}
+
 cJSON *
 status_json(struct app *app)
 {
@@ -118,16 +165,25 @@ status_json(struct app *app)
 	cJSON_AddStringToObject(root, "npub", app->npub);
 	add_backfill(root, app->store);
 	add_store_inbox(root, app->store);
-	add_relays(root, app->store);
+	add_relays(root, app);
+	uplink_status_json(app->uplink, app->store, root);
 	return root;
 }
 
 /*
- * No planner exists yet that could have work pending, so a box is idle
- * once it has started. Each planner adds its own test here as it lands.
+ * Idle: the follow graph resolved (every root's kind 3 and the followed
+ * authors' lists asked and answered), no drain step in flight and every
+ * followed author's every cursor complete or recorded incomplete. Jobs and
+ * the inbox add their own tests here as they land.
  */
 bool
 app_idle(const struct app *app)
 {
+	if (app->follow != NULL && !follow_resolved(app->follow))
+		return false;
+	if (app->drain != NULL && !drain_idle(app->drain))
+		return false;
+	if (app->uplink != NULL && uplink_busy(app->uplink))
+		return false;
 	return true;
 }

@@ -1,0 +1,511 @@
+/*
+ * ingest.c — the one path from a relay's EVENT message into the store.
+ *
+ * Order of the checks, cheapest first where the outcome allows it:
+ * size (the byte span the relay sent) → id peeked from the parse tree the
+ * message already holds → dedup (a small direct-mapped set of recent ids,
+ * then the events primary key) → full decode of the tree → time → id →
+ * signature → policy (the subscription's filters) → insert of the
+ * canonical JSON. A duplicate therefore costs a hex decode and an index
+ * probe, never a signature check; a forged copy of a stored id is a
+ * duplicate too, which is harmless because it is not stored again.
+ *
+ * It owns the batch transaction: opened at the first insert of a round,
+ * committed by a loop hook at the top of the next round (or by
+ * ingest_flush, or early when the batch is large). It never opens a
+ * transaction of its own while someone else's is open (its writes then
+ * join that one) and never commits a level it did not open. It never logs
+ * a peer's bad input without a rate limit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "nostr/event.h"
+#include "nostr/filter.h"
+#include "relay/msg.h"
+#include "store/events.h"
+#include "store/store.h"
+#include "sync/ingest.h"
+
+_Static_assert((INGEST_RECENT_IDS & (INGEST_RECENT_IDS - 1)) == 0,
+    "INGEST_RECENT_IDS must be a power of two");
+
+/* Newest live created_at seen from one relay during the open batch. */
+struct ingest_newest {
+	char	*relay;
+	int64_t	 created_at;
+};
+
+struct ingest {
+	struct loop		*loop;
+	struct store		*store;
+	size_t			 max_event_bytes;
+	bool			 queue;
+	bool			 tx_open;	/* we opened the outermost level */
+	size_t			 batch_events;
+	struct buf		 scratch;	/* canonical serialization */
+	struct buf		 json;		/* event JSON to store */
+	uint8_t			 (*recent)[32];	/* ids known stored */
+	uint8_t			 *recent_used;
+	struct ingest_newest	 newest[INGEST_NEWEST_RELAYS];
+	size_t			 nnewest;
+	struct ingest_stats	 stats;
+	struct log_rl		 rl_invalid, rl_error;
+};
+
+static const char *const result_names[] = {
+	[INGEST_NEW] = "new",
+	[INGEST_DUPLICATE] = "duplicate",
+	[INGEST_INVALID] = "invalid",
+	[INGEST_TOO_LARGE] = "too large",
+	[INGEST_UNREQUESTED] = "unrequested",
+	[INGEST_ERROR] = "error",
+};
+
+static const char *const source_names[] = {
+	[INGEST_LIVE] = "live",
+	[INGEST_BACKFILL] = "backfill",
+	[INGEST_JOB] = "job",
+	[INGEST_RECOVERY] = "recovery",
+};
+
+const char *
+ingest_result_name(enum ingest_result r)
+{
+	if ((unsigned)r >= sizeof(result_names) / sizeof(result_names[0]))
+		return "?";
+	return result_names[r];
+}
+
+const char *
+ingest_source_name(enum ingest_source s)
+{
+	if ((unsigned)s >= sizeof(source_names) / sizeof(source_names[0]))
+		return "?";
+	return source_names[s];
+}
+
+/* The recent-id set: direct-mapped on the id's first bytes (uniform). */
+static size_t
+recent_slot(const uint8_t id[32])
+{
+	return ((size_t)id[0] | (size_t)id[1] << 8 | (size_t)id[2] << 16) &
+	    (INGEST_RECENT_IDS - 1);
+}
+
+static bool
+recent_has(const struct ingest *ing, const uint8_t id[32])
+{
+	size_t	s = recent_slot(id);
+
+	return ing->recent_used[s] && memcmp(ing->recent[s], id, 32) == 0;
+}
+
+static void
+recent_add(struct ingest *ing, const uint8_t id[32])
+{
+	size_t	s = recent_slot(id);
+
+	memcpy(ing->recent[s], id, 32);
+	ing->recent_used[s] = 1;
+}
+
+/* Forget every recent id: a rolled-back batch may have held some. */
+static void
+recent_clear(struct ingest *ing)
+{
+	memset(ing->recent_used, 0, INGEST_RECENT_IDS);
+}
+
+static void
+ingest_hook(struct loop *loop, void *arg)
+{
+	struct ingest	*ing = arg;
+
+	if (ing->tx_open)
+		ingest_flush(ing);
+}
+
+struct ingest *
+ingest_new(struct loop *loop, struct store *st)
+{
+	struct ingest	*ing;
+
+	if ((ing = calloc(1, sizeof(*ing))) == NULL)
+		return NULL;
+	ing->loop = loop;
+	ing->store = st;
+	ing->max_event_bytes = EVENT_MAX_BYTES_CEILING;
+	buf_init(&ing->scratch, EVENT_SERIAL_MAX_BYTES);
+	buf_init(&ing->json, EVENT_SERIAL_MAX_BYTES);
+	ing->recent = calloc(INGEST_RECENT_IDS, sizeof(*ing->recent));
+	ing->recent_used = calloc(INGEST_RECENT_IDS, 1);
+	if (ing->recent == NULL || ing->recent_used == NULL ||
+	    (loop != NULL && loop_hook_add(loop, ingest_hook, ing) == -1)) {
+		free(ing->recent);
+		free(ing->recent_used);
+		free(ing);
+		return NULL;
+	}
+	return ing;
+}
+
+void
+ingest_free(struct ingest *ing)
+{
+	if (ing == NULL)
+		return;
+	if (ing->tx_open)
+		ingest_flush(ing);
+	if (ing->loop != NULL)
+		loop_hook_del(ing->loop, ingest_hook, ing);
+	while (ing->nnewest > 0)
+		free(ing->newest[--ing->nnewest].relay);
+	buf_free(&ing->scratch);
+	buf_free(&ing->json);
+	free(ing->recent);
+	free(ing->recent_used);
+	free(ing);
+}
+
+void
+ingest_configure(struct ingest *ing, size_t max_event_bytes,
+    bool queue_for_uplink)
+{
+	if (max_event_bytes == 0 || max_event_bytes > EVENT_MAX_BYTES_CEILING)
+		max_event_bytes = EVENT_MAX_BYTES_CEILING;
+	ing->max_event_bytes = max_event_bytes;
+	ing->queue = queue_for_uplink;
+}
+
+const struct ingest_stats *
+ingest_stats(const struct ingest *ing)
+{
+	return &ing->stats;
+}
+
+bool
+ingest_tx_open(const struct ingest *ing)
+{
+	return ing->tx_open;
+}
+
+int
+ingest_tx(struct ingest *ing)
+{
+	if (ing->tx_open || store_tx_depth(ing->store) > 0)
+		return 0;
+	if (store_begin(ing->store) == -1)
+		return -1;
+	ing->tx_open = true;
+	ing->batch_events = 0;
+	return 0;
+}
+
+/* Drop the per-relay marks of a batch that will not commit. */
+static void
+newest_clear(struct ingest *ing)
+{
+	while (ing->nnewest > 0)
+		free(ing->newest[--ing->nnewest].relay);
+}
+
+/* Write the batch's per-relay marks into it. 0 or -1. */
+static int
+newest_write(struct ingest *ing)
+{
+	size_t	i;
+	int	rc = 0;
+
+	for (i = 0; i < ing->nnewest && rc == 0; i++)
+		rc = store_relay_newest_note(ing->store, ing->newest[i].relay,
+		    ing->newest[i].created_at);
+	newest_clear(ing);
+	return rc;
+}
+
+/* Remember relay's newest live created_at; written at commit. 0 or -1. */
+static int
+newest_note(struct ingest *ing, const char *relay, int64_t created_at)
+{
+	size_t	i;
+
+	for (i = 0; i < ing->nnewest; i++)
+		if (strcmp(ing->newest[i].relay, relay) == 0) {
+			if (created_at > ing->newest[i].created_at)
+				ing->newest[i].created_at = created_at;
+			return 0;
+		}
+	if (ing->nnewest == INGEST_NEWEST_RELAYS ||
+	    (ing->newest[i].relay = strdup(relay)) == NULL)
+		return store_relay_newest_note(ing->store, relay, created_at);
+	ing->newest[i].created_at = created_at;
+	ing->nnewest++;
+	return 0;
+}
+
+int
+ingest_flush(struct ingest *ing)
+{
+	int	rc;
+
+	if (!ing->tx_open)
+		return 0;
+	if (store_tx_depth(ing->store) != 1) {
+		log_warnx("ingest: a nested transaction is still open at the "
+		    "end of the round; batch left open");
+		return -1;
+	}
+	ing->tx_open = false;
+	if (newest_write(ing) == -1) {
+		store_rollback(ing->store);
+		recent_clear(ing);
+		ing->batch_events = 0;
+		return -1;
+	}
+	rc = store_commit(ing->store);
+	if (rc == -1) {
+		log_rl(&ing->rl_error, LOG_LEVEL_ERROR, "ingest: batch of %zu "
+		    "events lost: commit failed", ing->batch_events);
+		recent_clear(ing);
+	} else
+		ing->stats.transactions++;
+	ing->batch_events = 0;
+	return rc;
+}
+
+/*
+ * Read id (and what info needs) from an event object without judging the
+ * rest: enough to dedup. 0, or -1 when the id is absent or malformed (the
+ * full parse then reports why).
+ */
+static int
+peek_id(const cJSON *obj, uint8_t id[32])
+{
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(obj, "id");
+
+	if (!cJSON_IsString(v) || strlen(v->valuestring) != 64 ||
+	    hex_decode(v->valuestring, 64, id, 32) == -1)
+		return -1;
+	return 0;
+}
+
+/* Fill info from the relay's claims for a duplicate (best effort). */
+static void
+peek_info(const cJSON *obj, const uint8_t id[32], struct ingest_info *info)
+{
+	const cJSON	*pk = cJSON_GetObjectItemCaseSensitive(obj, "pubkey");
+	const cJSON	*at = cJSON_GetObjectItemCaseSensitive(obj, "created_at");
+	const cJSON	*k = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+
+	memset(info, 0, sizeof(*info));
+	memcpy(info->id, id, 32);
+	if (cJSON_IsString(pk) && strlen(pk->valuestring) == 64)
+		(void)hex_decode(pk->valuestring, 64, info->pubkey, 32);
+	if (cJSON_IsNumber(at))
+		info->created_at = (int64_t)at->valuedouble;
+	if (cJSON_IsNumber(k) && k->valuedouble >= 0 &&
+	    k->valuedouble <= 65535)
+		info->kind = (uint32_t)k->valuedouble;
+}
+
+static void
+info_from_event(const struct event *ev, struct ingest_info *info)
+{
+	memcpy(info->id, ev->id, 32);
+	memcpy(info->pubkey, ev->pubkey, 32);
+	info->created_at = ev->created_at;
+	info->kind = ev->kind;
+}
+
+/* 1 stored, 0 not, -1 on a store error. Recent ids checked first. */
+static int
+ingest_known(struct ingest *ing, const uint8_t id[32])
+{
+	int	rc;
+
+	if (recent_has(ing, id))
+		return 1;
+	if ((rc = store_event_exists(ing->store, id)) == 1)
+		recent_add(ing, id);
+	return rc;
+}
+
+static enum ingest_result
+ingest_invalid(struct ingest *ing, const struct event *ev,
+    enum event_result er, const char *relay)
+{
+	char	hex[65] = "?";
+
+	if (ev->id_ok)
+		hex_encode(ev->id, 32, hex, sizeof(hex));
+	log_rl(&ing->rl_invalid, LOG_LEVEL_WARN, "ingest: dropped event %s "
+	    "from %s: %s", hex, relay ? relay : "-", event_result_str(er));
+	ing->stats.invalid++;
+	return INGEST_INVALID;
+}
+
+/* Time, id, signature. EVENT_OK or the first failure. */
+static enum event_result
+ingest_verify(struct ingest *ing, const struct event *ev)
+{
+	enum event_result	er;
+
+	if ((er = event_check_time(ev, clock_wall_s())) != EVENT_OK ||
+	    (er = event_check_id(ev, &ing->scratch)) != EVENT_OK)
+		return er;
+	ing->stats.sig_checks++;
+	return event_check_sig(ev);
+}
+
+static bool
+ingest_requested(const struct event *ev, const struct filter *filters,
+    size_t n)
+{
+	size_t	i;
+
+	if (n == 0)
+		return true;
+	for (i = 0; i < n; i++)
+		if (filter_match(&filters[i], ev))
+			return true;
+	return false;
+}
+
+/* Insert a verified event into the batch. INGEST_NEW or INGEST_ERROR. */
+static enum ingest_result
+ingest_store(struct ingest *ing, const struct event *ev,
+    enum ingest_source src, const char *relay)
+{
+	struct store_event_row	row;
+	int			rc;
+
+	buf_reset(&ing->json);
+	if (event_to_json(ev, &ing->json) == -1 || ingest_tx(ing) == -1)
+		goto fail;
+	row.id = ev->id;
+	row.pubkey = ev->pubkey;
+	row.kind = ev->kind;
+	row.created_at = ev->created_at;
+	row.json = (const char *)ing->json.data;
+	row.json_len = ing->json.len;
+	row.source = ingest_source_name(src);
+	row.first_relay = relay;
+	row.received_at = clock_wall_s();
+	if ((rc = store_event_insert(ing->store, &row, ing->queue)) == -1)
+		goto fail;
+	recent_add(ing, ev->id);
+	if (rc == 0) {
+		ing->stats.duplicates++;
+		return INGEST_DUPLICATE;
+	}
+	ing->stats.stored++;
+	ing->stats.bytes_stored += ing->json.len;
+	if (++ing->batch_events >= INGEST_MAX_BATCH_EVENTS)
+		ingest_flush(ing);
+	return INGEST_NEW;
+fail:
+	log_rl(&ing->rl_error, LOG_LEVEL_ERROR, "ingest: event not stored "
+	    "(store failure)");
+	ing->stats.errors++;
+	return INGEST_ERROR;
+}
+
+/*
+ * The common tail once the size is checked and obj (owned here, taken from
+ * its message or parsed from text) is in hand.
+ */
+static enum ingest_result
+ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
+    size_t nfilters, enum ingest_source src, const char *relay,
+    struct ingest_info *info)
+{
+	struct event		ev;
+	struct ingest_info	local;
+	enum event_result	er;
+	enum ingest_result	res;
+	uint8_t			id[32];
+	int			known = 0;
+
+	if (info == NULL)
+		info = &local;
+	if (peek_id(obj, id) == 0 &&
+	    (known = ingest_known(ing, id)) != 0) {
+		if (known == 1) {
+			peek_info(obj, id, info);
+			if (src == INGEST_LIVE && relay != NULL)
+				(void)newest_note(ing, relay, info->created_at);
+		}
+		cJSON_Delete(obj);
+		ing->stats.duplicates += known == 1;
+		ing->stats.errors += known == -1;
+		return known == 1 ? INGEST_DUPLICATE : INGEST_ERROR;
+	}
+	event_init(&ev);
+	if ((er = event_from_cjson(&ev, obj)) != EVENT_OK)
+		return ingest_invalid(ing, &ev, er, relay);
+	if ((er = ingest_verify(ing, &ev)) != EVENT_OK)
+		res = ingest_invalid(ing, &ev, er, relay);
+	else if (!ingest_requested(&ev, filters, nfilters)) {
+		ing->stats.unrequested++;
+		log_info_rl("ingest: dropped an event from %s that its "
+		    "subscription did not ask for", relay ? relay : "-");
+		res = INGEST_UNREQUESTED;
+	} else
+		res = ingest_store(ing, &ev, src, relay);
+	info_from_event(&ev, info);
+	if (res == INGEST_NEW && src == INGEST_LIVE && relay != NULL)
+		(void)newest_note(ing, relay, ev.created_at);
+	event_free(&ev);
+	return res;
+}
+
+enum ingest_result
+ingest_event(struct ingest *ing, struct relay_msg *msg,
+    const struct filter *filters, size_t nfilters, enum ingest_source src,
+    const char *relay_url, struct ingest_info *info)
+{
+	cJSON	*obj;
+
+	ing->stats.received++;
+	if (msg->type != RELAY_MSG_EVENT || msg->event == NULL) {
+		ing->stats.invalid++;
+		return INGEST_INVALID;
+	}
+	if (msg->event_raw_len > ing->max_event_bytes) {
+		log_info_rl("ingest: dropped an event of %zu bytes from %s "
+		    "(limit %zu)", msg->event_raw_len, relay_url ? relay_url :
+		    "-", ing->max_event_bytes);
+		ing->stats.too_large++;
+		return INGEST_TOO_LARGE;
+	}
+	obj = relay_msg_take_event(msg);
+	return ingest_object(ing, obj, filters, nfilters, src, relay_url, info);
+}
+
+enum ingest_result
+ingest_event_json(struct ingest *ing, const char *text, size_t len,
+    const struct filter *filters, size_t nfilters, enum ingest_source src,
+    const char *relay_url, struct ingest_info *info)
+{
+	cJSON	*obj;
+
+	ing->stats.received++;
+	if (len > ing->max_event_bytes) {
+		ing->stats.too_large++;
+		return INGEST_TOO_LARGE;
+	}
+	if ((obj = cJSON_ParseWithLength(text, len)) == NULL ||
+	    !cJSON_IsObject(obj)) {
+		cJSON_Delete(obj);
+		ing->stats.invalid++;
+		return INGEST_INVALID;
+	}
+	return ingest_object(ing, obj, filters, nfilters, src, relay_url, info);
+}

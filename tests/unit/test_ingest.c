@@ -1,0 +1,560 @@
+/*
+ * test_ingest.c — the ingest path on a real SQLite store in a temporary
+ * directory, with events signed here: each outcome (new, duplicate,
+ * invalid signature, wrong id, malformed, too large, unrequested) with its
+ * exact counters; a duplicate costs no signature check even when its
+ * signature is forged; writes stay invisible to another connection until
+ * the loop hook commits the round; a cursor written into the batch commits
+ * or vanishes together with the batch's events (a child process dies
+ * before the commit).
+ */
+#define _XOPEN_SOURCE 700	/* nftw */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "core/buf.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "core/loop.h"
+#include "nostr/event.h"
+#include "nostr/filter.h"
+#include "nostr/key.h"
+#include "relay/msg.h"
+#include "store/cursors.h"
+#include "store/events.h"
+#include "store/store.h"
+#include "sync/ingest.h"
+
+#define RELAY	"wss://relay.example.com"
+
+struct fixture {
+	char			 dir[64];
+	char			 db[128];
+	struct store		*st;
+	struct ingest		*ing;
+	struct nostr_key	 key, other;
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx = calloc(1, sizeof(*fx));
+	uint8_t		 sk[32];
+	char		 err[256];
+
+	assert_non_null(fx);
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_ingest.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	snprintf(fx->db, sizeof(fx->db), "%s/cachebox.db", fx->dir);
+	assert_int_equal(store_open(&fx->st, fx->dir, err, sizeof(err)), 0);
+	fx->ing = ingest_new(NULL, fx->st);
+	assert_non_null(fx->ing);
+	memset(sk, 0x11, sizeof(sk));
+	assert_int_equal(key_from_secret(&fx->key, sk), 0);
+	memset(sk, 0x22, sizeof(sk));
+	assert_int_equal(key_from_secret(&fx->other, sk), 0);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*fx = *state;
+
+	ingest_free(fx->ing);
+	store_close(fx->st);
+	nftw(fx->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+/* A signed event as canonical JSON (malloc'd); its id into id if set. */
+static char *
+make_event(const struct nostr_key *key, uint32_t kind, int64_t at,
+    const char *content, uint8_t *id)
+{
+	struct event	ev;
+	struct buf	b;
+	char		*s;
+
+	assert_int_equal(event_create(&ev, key, kind, at, NULL, content),
+	    EVENT_OK);
+	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
+	assert_int_equal(event_to_json(&ev, &b), 0);
+	s = strdup(buf_cstr(&b));
+	assert_non_null(s);
+	if (id != NULL)
+		memcpy(id, ev.id, 32);
+	buf_free(&b);
+	event_free(&ev);
+	return s;
+}
+
+/* Flip one hex digit of the signature (the last one). */
+static void
+corrupt_sig(char *json)
+{
+	char	*p = strstr(json, "\"sig\":\"");
+
+	assert_non_null(p);
+	p += 7 + 127;
+	*p = *p == '0' ? '1' : '0';
+}
+
+static enum ingest_result
+feed(struct fixture *fx, const char *json, const struct filter *f, size_t nf)
+{
+	return ingest_event_json(fx->ing, json, strlen(json), f, nf,
+	    INGEST_BACKFILL, RELAY, NULL);
+}
+
+static int64_t
+events_in_store(struct fixture *fx)
+{
+	int64_t	count, bytes;
+
+	assert_int_equal(store_events_totals(fx->st, &count, &bytes), 0);
+	return count;
+}
+
+static void
+assert_stats(const struct ingest_stats *s, uint64_t received,
+    uint64_t stored, uint64_t dup, uint64_t invalid, uint64_t too_large,
+    uint64_t unrequested, uint64_t sig_checks)
+{
+	assert_int_equal(s->received, received);
+	assert_int_equal(s->stored, stored);
+	assert_int_equal(s->duplicates, dup);
+	assert_int_equal(s->invalid, invalid);
+	assert_int_equal(s->too_large, too_large);
+	assert_int_equal(s->unrequested, unrequested);
+	assert_int_equal(s->errors, 0);
+	assert_int_equal(s->sig_checks, sig_checks);
+}
+
+static void
+test_new_then_duplicate(void **state)
+{
+	struct fixture		*fx = *state;
+	const struct ingest_stats *s = ingest_stats(fx->ing);
+	uint8_t			 id[32];
+	char			*json = make_event(&fx->key, 1, 1700000000,
+				    "hello", id);
+	struct ingest_info	 info;
+	struct buf		 got;
+
+	assert_int_equal(ingest_event_json(fx->ing, json, strlen(json), NULL,
+	    0, INGEST_LIVE, RELAY, &info), INGEST_NEW);
+	assert_memory_equal(info.id, id, 32);
+	assert_memory_equal(info.pubkey, fx->key.pubkey, 32);
+	assert_int_equal(info.created_at, 1700000000);
+	assert_int_equal(info.kind, 1);
+	assert_stats(s, 1, 1, 0, 0, 0, 0, 1);
+	assert_int_equal(s->bytes_stored, strlen(json));
+	assert_true(ingest_tx_open(fx->ing));
+	assert_int_equal(s->transactions, 0);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_false(ingest_tx_open(fx->ing));
+	assert_int_equal(s->transactions, 1);
+
+	/* The stored row is the canonical JSON, source and relay recorded. */
+	buf_init(&got, EVENT_SERIAL_MAX_BYTES);
+	assert_int_equal(store_event_get(fx->st, id, &got), 1);
+	assert_string_equal(buf_cstr(&got), json);
+	buf_free(&got);
+
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_DUPLICATE);
+	assert_stats(s, 2, 1, 1, 0, 0, 0, 1);
+	assert_false(ingest_tx_open(fx->ing));
+	assert_int_equal(events_in_store(fx), 1);
+	free(json);
+}
+
+/*
+ * A duplicate whose signature is forged is still a duplicate, and no
+ * signature is checked: once from the recent-id set, once (a fresh ingest
+ * with an empty set) from the store's primary key.
+ */
+static void
+test_duplicate_skips_signature(void **state)
+{
+	struct fixture		*fx = *state;
+	const struct ingest_stats *s;
+	char			*json = make_event(&fx->key, 1, 1700000001,
+				    "dup", NULL);
+
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_NEW);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	corrupt_sig(json);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_DUPLICATE);
+	s = ingest_stats(fx->ing);
+	assert_stats(s, 2, 1, 1, 0, 0, 0, 1);
+
+	ingest_free(fx->ing);
+	fx->ing = ingest_new(NULL, fx->st);
+	assert_non_null(fx->ing);
+	s = ingest_stats(fx->ing);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_DUPLICATE);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_DUPLICATE);
+	assert_stats(s, 2, 0, 2, 0, 0, 0, 0);
+	assert_int_equal(events_in_store(fx), 1);
+	free(json);
+}
+
+static void
+test_invalid(void **state)
+{
+	struct fixture		*fx = *state;
+	const struct ingest_stats *s = ingest_stats(fx->ing);
+	char			*bad_sig = make_event(&fx->key, 1, 1700000002,
+				    "signed", NULL);
+	char			*bad_id = make_event(&fx->key, 1, 1700000003,
+				    "hello", NULL);
+	char			*p;
+	static const char	 garbage[] = "{\"id\":\"zz\",\"kind\":1}";
+
+	corrupt_sig(bad_sig);
+	assert_int_equal(feed(fx, bad_sig, NULL, 0), INGEST_INVALID);
+	assert_stats(s, 1, 0, 0, 1, 0, 0, 1);
+
+	/* Content changed after signing: the id check fails first. */
+	p = strstr(bad_id, "\"hello\"");
+	assert_non_null(p);
+	p[1] = 'j';
+	assert_int_equal(feed(fx, bad_id, NULL, 0), INGEST_INVALID);
+	assert_stats(s, 2, 0, 0, 2, 0, 0, 1);
+
+	assert_int_equal(feed(fx, garbage, NULL, 0), INGEST_INVALID);
+	assert_int_equal(feed(fx, "[1,2]", NULL, 0), INGEST_INVALID);
+	assert_int_equal(feed(fx, "{not json", NULL, 0), INGEST_INVALID);
+	assert_stats(s, 5, 0, 0, 5, 0, 0, 1);
+	assert_false(ingest_tx_open(fx->ing));
+	assert_int_equal(events_in_store(fx), 0);
+	free(bad_sig);
+	free(bad_id);
+}
+
+static void
+test_too_large(void **state)
+{
+	struct fixture		*fx = *state;
+	const struct ingest_stats *s = ingest_stats(fx->ing);
+	char			 content[400];
+	char			*big, *small;
+	size_t			 len;
+
+	memset(content, 'x', sizeof(content) - 1);
+	content[sizeof(content) - 1] = '\0';
+	big = make_event(&fx->key, 1, 1700000004, content, NULL);
+	small = make_event(&fx->key, 1, 1700000005, "s", NULL);
+	len = strlen(big);
+	ingest_configure(fx->ing, len - 1, false);
+	assert_int_equal(feed(fx, big, NULL, 0), INGEST_TOO_LARGE);
+	assert_stats(s, 1, 0, 0, 0, 1, 0, 0);
+	assert_int_equal(feed(fx, small, NULL, 0), INGEST_NEW);
+	ingest_configure(fx->ing, len, false);
+	assert_int_equal(feed(fx, big, NULL, 0), INGEST_NEW);
+	assert_stats(s, 3, 2, 0, 0, 1, 0, 2);
+	free(big);
+	free(small);
+}
+
+static void
+test_unrequested(void **state)
+{
+	struct fixture		*fx = *state;
+	const struct ingest_stats *s = ingest_stats(fx->ing);
+	struct filter		 f[2];
+	char			 text[200], hex[65], err[128];
+	char			*mine = make_event(&fx->key, 1, 1700000006, "m",
+				    NULL);
+	char			*theirs = make_event(&fx->other, 1, 1700000007,
+				    "t", NULL);
+	char			*kind7 = make_event(&fx->key, 7, 1700000008,
+				    "+", NULL);
+
+	hex_encode(fx->key.pubkey, 32, hex, sizeof(hex));
+	snprintf(text, sizeof(text), "{\"authors\":[\"%s\"],\"kinds\":[1]}",
+	    hex);
+	assert_int_equal(filter_parse_text(&f[0], text, strlen(text), err,
+	    sizeof(err)), 0);
+	assert_int_equal(filter_parse_text(&f[1], "{\"kinds\":[30023]}",
+	    strlen("{\"kinds\":[30023]}"), err, sizeof(err)), 0);
+	assert_int_equal(feed(fx, theirs, f, 2), INGEST_UNREQUESTED);
+	assert_int_equal(feed(fx, kind7, f, 2), INGEST_UNREQUESTED);
+	assert_int_equal(feed(fx, mine, f, 2), INGEST_NEW);
+	assert_stats(s, 3, 1, 0, 0, 0, 2, 3);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_int_equal(events_in_store(fx), 1);
+	filter_free(&f[0]);
+	filter_free(&f[1]);
+	free(mine);
+	free(theirs);
+	free(kind7);
+}
+
+/* Through a parsed relay frame, as the pool hands it over. */
+static void
+test_relay_message(void **state)
+{
+	struct fixture		*fx = *state;
+	struct relay_msg	 msg;
+	struct ingest_info	 info;
+	uint8_t			 id[32];
+	char			*json = make_event(&fx->key, 1, 1700000009,
+				    "via frame", id);
+	char			 frame[1024];
+	int64_t			 newest;
+
+	snprintf(frame, sizeof(frame), "[\"EVENT\", \"s1\", %s]", json);
+	assert_int_equal(relay_msg_parse(&msg, frame, strlen(frame),
+	    sizeof(frame)), RELAY_MSG_PARSED);
+	assert_int_equal(ingest_event(fx->ing, &msg, NULL, 0, INGEST_LIVE,
+	    RELAY, &info), INGEST_NEW);
+	relay_msg_free(&msg);
+	assert_memory_equal(info.id, id, 32);
+	assert_int_equal(relay_msg_parse(&msg, frame, strlen(frame),
+	    sizeof(frame)), RELAY_MSG_PARSED);
+	assert_int_equal(ingest_event(fx->ing, &msg, NULL, 0, INGEST_LIVE,
+	    RELAY, &info), INGEST_DUPLICATE);
+	relay_msg_free(&msg);
+	assert_memory_equal(info.id, id, 32);
+	assert_int_equal(info.created_at, 1700000009);
+	assert_stats(ingest_stats(fx->ing), 2, 1, 1, 0, 0, 0, 1);
+
+	/* The newest live event per relay is written with the batch. */
+	assert_int_equal(store_relay_newest_get(fx->st, RELAY, &newest), 0);
+	assert_int_equal(newest, 0);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_int_equal(store_relay_newest_get(fx->st, RELAY, &newest), 0);
+	assert_int_equal(newest, 1700000009);
+	free(json);
+}
+
+static void
+test_inbox_when_uplink(void **state)
+{
+	struct fixture	*fx = *state;
+	char		*a = make_event(&fx->key, 1, 1700000010, "a", NULL);
+	char		*b = make_event(&fx->key, 1, 1700000011, "b", NULL);
+	sqlite3_stmt	*q;
+
+	assert_int_equal(feed(fx, a, NULL, 0), INGEST_NEW);
+	ingest_configure(fx->ing, 0, true);
+	assert_int_equal(feed(fx, b, NULL, 0), INGEST_NEW);
+	assert_int_equal(feed(fx, b, NULL, 0), INGEST_DUPLICATE);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	q = store_stmt(fx->st, "SELECT count(*) FROM inbox");
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 1);
+	store_stmt_done(q);
+	free(a);
+	free(b);
+}
+
+static int64_t
+other_count(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt	*q;
+	int64_t		 v;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+/* The batch is one transaction: invisible elsewhere until the round ends. */
+static void
+test_loop_hook_commits(void **state)
+{
+	struct fixture	*fx = *state;
+	struct loop	*loop = loop_new();
+	sqlite3		*db2;
+	char		*e[3];
+	int		 i;
+
+	assert_non_null(loop);
+	ingest_free(fx->ing);
+	fx->ing = ingest_new(loop, fx->st);
+	assert_non_null(fx->ing);
+	for (i = 0; i < 3; i++)
+		e[i] = make_event(&fx->key, 1, 1700000020 + i, "round", NULL);
+	assert_int_equal(sqlite3_open(fx->db, &db2), SQLITE_OK);
+
+	assert_int_equal(feed(fx, e[0], NULL, 0), INGEST_NEW);
+	assert_int_equal(feed(fx, e[1], NULL, 0), INGEST_NEW);
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 0);
+	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 2);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
+
+	/* A round without events commits nothing. */
+	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
+	assert_int_equal(feed(fx, e[2], NULL, 0), INGEST_NEW);
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 2);
+	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 3);
+	assert_int_equal(other_count(db2, "SELECT value FROM meta WHERE key = "
+	    "'events_count'"), 3);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 2);
+
+	sqlite3_close(db2);
+	ingest_free(fx->ing);
+	fx->ing = NULL;
+	loop_free(loop);
+	for (i = 0; i < 3; i++)
+		free(e[i]);
+}
+
+/*
+ * A drain page: its events and the cursor it moves go into one batch. A
+ * child process that dies before the commit leaves neither; the same
+ * steps with the round ended leave both.
+ */
+static void
+page_then_maybe_die(struct fixture *fx, const char *json, bool commit)
+{
+	assert_int_equal(store_cursor_ensure(fx->st, fx->key.pubkey, RELAY,
+	    1700000100), 1);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_NEW);
+	assert_int_equal(ingest_tx(fx->ing), 0);
+	assert_int_equal(store_cursor_page(fx->st, fx->key.pubkey, RELAY,
+	    1700000030, 1, 1, 1700000101), 0);
+	if (commit)
+		assert_int_equal(ingest_flush(fx->ing), 0);
+}
+
+static void
+test_cursor_commits_with_events(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_cursor	 c;
+	uint8_t			 id[32];
+	char			*json = make_event(&fx->key, 1, 1700000030,
+				    "page", id);
+	char			 err[256];
+	pid_t			 pid;
+	int			 status;
+
+	/* No SQLite connection crosses the fork: each side opens its own. */
+	ingest_free(fx->ing);
+	store_close(fx->st);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (store_open(&fx->st, fx->dir, err, sizeof(err)) == -1 ||
+		    (fx->ing = ingest_new(NULL, fx->st)) == NULL)
+			_exit(2);
+		page_then_maybe_die(fx, json, false);
+		_exit(0);	/* a crash: no commit, no cleanup */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(store_open(&fx->st, fx->dir, err, sizeof(err)), 0);
+	fx->ing = ingest_new(NULL, fx->st);
+	assert_non_null(fx->ing);
+	assert_int_equal(store_event_exists(fx->st, id), 0);
+	assert_int_equal(store_cursor_get(fx->st, fx->key.pubkey, RELAY, &c),
+	    1);
+	assert_false(c.started);
+	assert_int_equal(c.pages, 0);
+
+	/* ensure returns 0 now (the row committed before the page). */
+	assert_int_equal(store_cursor_ensure(fx->st, fx->key.pubkey, RELAY,
+	    1700000100), 0);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_NEW);
+	assert_int_equal(ingest_tx(fx->ing), 0);
+	assert_int_equal(store_cursor_page(fx->st, fx->key.pubkey, RELAY,
+	    1700000030, 1, 1, 1700000101), 0);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_int_equal(store_event_exists(fx->st, id), 1);
+	assert_int_equal(store_cursor_get(fx->st, fx->key.pubkey, RELAY, &c),
+	    1);
+	assert_true(c.started);
+	assert_int_equal(c.until_cursor, 1700000030);
+	assert_int_equal(c.pages, 1);
+	free(json);
+}
+
+/* Writes made while someone else's transaction is open join it. */
+static void
+test_joins_outer_transaction(void **state)
+{
+	struct fixture	*fx = *state;
+	uint8_t		 id[32];
+	char		*json = make_event(&fx->key, 1, 1700000040, "outer", id);
+
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_NEW);
+	assert_false(ingest_tx_open(fx->ing));
+	assert_int_equal(store_rollback(fx->st), 0);
+	assert_int_equal(store_event_exists(fx->st, id), 0);
+	assert_int_equal(store_tx_depth(fx->st), 0);
+	free(json);
+}
+
+static void
+test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(ingest_result_name(INGEST_NEW), "new");
+	assert_string_equal(ingest_result_name(INGEST_UNREQUESTED),
+	    "unrequested");
+	assert_string_equal(ingest_result_name((enum ingest_result)99), "?");
+	assert_string_equal(ingest_source_name(INGEST_RECOVERY), "recovery");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_new_then_duplicate, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_skips_signature,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unrequested, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_relay_message, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_inbox_when_uplink, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_loop_hook_commits, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cursor_commits_with_events,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_joins_outer_transaction,
+		    setup, teardown),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
