@@ -1,7 +1,7 @@
 /*
  * events.c — rows of the `events` table, their inbox rows, the totals in
- * `meta` (kept by the triggers of migration 002), `relay_newest`, and
- * retention. Every statement is prepared once through store_stmt().
+ * `event_totals` (kept by the triggers of migration 002), `relay_newest`,
+ * and retention. Every statement is prepared once through store_stmt().
  *
  * It never rewrites an event row, never deletes an event that the inbox
  * still holds (the inbox's foreign key would refuse it anyway) or a
@@ -134,20 +134,17 @@ store_events_totals(struct store *st, int64_t *count, int64_t *bytes)
 	int		 rc;
 
 	*count = *bytes = 0;
-	stmt = store_stmt(st, "SELECT key, value FROM meta WHERE key IN "
-	    "('events_count', 'events_bytes')");
+	stmt = store_stmt(st, "SELECT count, bytes FROM event_totals "
+	    "WHERE id = 1");
 	if (stmt == NULL)
 		return -1;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		const char *k = (const char *)sqlite3_column_text(stmt, 0);
-
-		if (k != NULL && strcmp(k, "events_count") == 0)
-			*count = sqlite3_column_int64(stmt, 1);
-		else
-			*bytes = sqlite3_column_int64(stmt, 1);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*count = sqlite3_column_int64(stmt, 0);
+		*bytes = sqlite3_column_int64(stmt, 1);
 	}
 	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_ROW) {
 		log_warnx("store: events totals: %s",
 		    sqlite3_errmsg(store_db(st)));
 		return -1;

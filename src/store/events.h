@@ -1,7 +1,7 @@
 /*
  * events.h — the `events` table family: the cache itself, its maintained
- * counters (rows and bytes of JSON, kept in `meta` by triggers so the
- * status never runs count(*)), the per-relay newest live event (the live
+ * counters (rows and bytes of JSON, kept in `event_totals` by triggers so
+ * the status never runs count(*)), the per-relay newest live event (the live
  * planner's `since` after a restart), replaceable-event lookups for the
  * follow graph, bounded local queries, and retention.
  *
@@ -49,7 +49,7 @@ int	store_event_exists(struct store *, const uint8_t id[32]);
 
 /*
  * The maintained totals: rows in events and bytes of their JSON. 0, or -1
- * (logged). Constant time (two rows of meta).
+ * (logged). Constant time (one row of event_totals).
  */
 int	store_events_totals(struct store *, int64_t *count, int64_t *bytes);
 

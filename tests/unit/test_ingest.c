@@ -420,8 +420,8 @@ test_loop_hook_commits(void **state)
 	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 2);
 	assert_int_equal(loop_run_once(loop, 0), 0);
 	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 3);
-	assert_int_equal(other_count(db2, "SELECT value FROM meta WHERE key = "
-	    "'events_count'"), 3);
+	assert_int_equal(other_count(db2, "SELECT count FROM event_totals"),
+	    3);
 	assert_int_equal(ingest_stats(fx->ing)->transactions, 2);
 
 	sqlite3_close(db2);
