@@ -4,7 +4,7 @@
 # called at all when nothing is missing.
 #   toolchain/install-deps.sh          build dependencies only
 #   toolchain/install-deps.sh test     plus test dependencies (node peers, postgres,
-#                                      clang and its libFuzzer runtime)
+#                                      clang and its libFuzzer runtime, chromium)
 #   toolchain/install-deps.sh cross    plus cross compilers, mmdebstrap and qemu-user
 # Sets combine: toolchain/install-deps.sh test cross
 set -eu
