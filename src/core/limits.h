@@ -130,4 +130,19 @@
 #define STORE_AUTHOR_RELAYS_MAX		32		/* relays kept from one NIP-65 list */
 #define STORE_CURSOR_REASON_MAX		200		/* bytes of an incomplete cursor's reason */
 
+/* Planners: follow graph, live, author drain (src/sync/follow.c, live.c, drain.c). */
+#define SYNC_AUTHORS_PER_FILTER		200		/* authors in one filter of a REQ */
+#define SYNC_FILTERS_PER_SUB		8		/* such filters in one REQ */
+#define FOLLOW_REFRESH_MS		(10 * 60 * 1000) /* follow graph read again after, ms */
+#define FOLLOW_FETCH_TIMEOUT_MS		30000		/* a follow-list request without EOSE is given up after, ms */
+#define FOLLOW_MAX_FOLLOWS		10000		/* "p" tags taken from one root's kind 3 */
+#define FOLLOW_MAX_ROOTS		64		/* roots in follow.roots */
+#define FOLLOW_MAX_LISTENERS		4		/* parts told when the follow set changes */
+#define LIVE_RETRY_MS			30000		/* a live subscription the relay closed is opened again after, ms */
+#define DRAIN_STEP_TIMEOUT_MS		30000		/* a drain request silent this long (relay open) is a stall, ms */
+#define DRAIN_MAX_STALLS		3		/* stalls in a row before a relay is recorded incomplete for an author */
+#define DRAIN_GIVEUP_FAILURES		8		/* failed connects in a row after which waiting steps stall */
+#define DRAIN_RETRY_MS			2000		/* pause of a relay's drain after a refusal, ms */
+#define DRAIN_SAME_SECOND_MIN		2		/* events in one second before a page can be a burst */
+
 #endif

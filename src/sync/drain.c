@@ -1,0 +1,738 @@
+/*
+ * drain.c — the author drain: per relay a round-robin of steps over the
+ * authors whose cursor on that relay is still draining, each step one
+ * REQ {"authors":[pk],"until":cursor,"limit":L} whose events stream into
+ * ingest and whose EOSE moves the cursor (see drain.h for the rules).
+ *
+ * What a step keeps of its page is counters only: events received, new
+ * ids, events older than the cursor, events newer than `until`, the oldest
+ * and newest second. A connection lost mid-page makes the pool send the
+ * same REQ again; the step notices (pool_sub_resent) and starts counting
+ * the page afresh, so the cursor moves only on a whole page.
+ *
+ * Hazards: a relay that lies about `until` would make a naive drain loop
+ * on its newest page, or stop with "no new ids" and call the author
+ * complete; a relay that caps below the asked limit would make "fewer
+ * than asked" look like the end. Neither rule is used here: only "nothing
+ * older than the cursor came" ends a relay. This module never writes a
+ * cursor outside ingest's batch transaction when a page moved it, and
+ * never frees a step inside a pool callback except after closing its
+ * subscription (the pool calls nothing on a closed one).
+ */
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "nostr/filter.h"
+#include "relay/pool.h"
+#include "store/cursors.h"
+#include "store/follows.h"
+#include "store/store.h"
+#include "sync/drain.h"
+#include "sync/follow.h"
+#include "sync/ingest.h"
+#include "sync/subs.h"
+
+struct drelay;
+
+struct step {
+	TAILQ_ENTRY(step)	 entry;
+	struct drelay		*dr;
+	struct pool_sub		*sub;
+	struct filter		 f;
+	uint8_t			 pk[32];
+	char			 pkhex[65];
+	bool			 started;	/* the cursor had an until */
+	int64_t			 until;		/* asked */
+	int64_t			 limit;		/* asked */
+	bool			 has_gap;
+	int64_t			 gap_since;
+	int64_t			 row_largest;	/* largest page of this row */
+	int64_t			 stalls;
+	unsigned		 resent;
+	uint64_t		 timer;
+	uint64_t		 last_ms;	/* monotonic, last sign of life */
+	/* The page so far. */
+	int64_t			 received, fresh, older, newer;
+	int64_t			 oldest, newest;
+	bool			 failed;	/* the store refused an event */
+};
+TAILQ_HEAD(step_list, step);
+
+struct drelay {
+	TAILQ_ENTRY(drelay)	 entry;
+	struct drain		*d;
+	char			*url;
+	struct step_list	 steps;
+	size_t			 nsteps;
+	uint8_t			 after[32];	/* round-robin position */
+	bool			 has_after;
+	int64_t			 largest_page;	/* cap seen on this relay */
+	uint64_t		 pump_timer;
+	uint64_t		 paused_until_ms;
+};
+TAILQ_HEAD(drelay_list, drelay);
+
+struct drain {
+	struct loop		*loop;
+	struct pool		*pool;
+	struct ingest		*ing;
+	struct store		*st;
+	const struct config	*cfg;
+	struct follow		*follow;
+	struct drelay_list	 relays;
+	size_t			 nsteps;
+	int64_t			 pace_ms;	/* last given to the pool */
+};
+
+/* What a pump keeps of a cursor row it may start. */
+struct pick {
+	uint8_t		pk[32];
+	bool		started;
+	int64_t		until;
+	bool		has_gap;
+	int64_t		gap_since;
+	int64_t		largest;
+	int64_t		stalls;
+};
+
+struct picks {
+	struct drelay	*dr;
+	struct pick	*v;
+	size_t		 n, max;
+};
+
+static void	drelay_kick(struct drelay *, uint64_t delay_ms);
+
+static bool
+enabled(const struct drain *d)
+{
+	return config_get_bool(d->cfg, "backfill.enabled");
+}
+
+static struct step *
+step_find(struct drelay *dr, const uint8_t pk[32])
+{
+	struct step	*s;
+
+	TAILQ_FOREACH(s, &dr->steps, entry)
+		if (memcmp(s->pk, pk, 32) == 0)
+			return s;
+	return NULL;
+}
+
+/* Close the request (if still open) and forget the step. */
+static void
+step_finish(struct step *s)
+{
+	struct drelay	*dr = s->dr;
+
+	if (s->sub != NULL)
+		pool_sub_close(s->sub);
+	if (s->timer != 0)
+		loop_timer_cancel(dr->d->loop, s->timer);
+	TAILQ_REMOVE(&dr->steps, s, entry);
+	dr->nsteps--;
+	dr->d->nsteps--;
+	filter_free(&s->f);
+	free(s);
+	drelay_kick(dr, 0);
+}
+
+static void
+page_reset(struct step *s)
+{
+	s->received = s->fresh = s->older = s->newer = 0;
+	s->oldest = s->newest = 0;
+}
+
+/* The pool sent the REQ again (reconnect, rate limit): count afresh. */
+static void
+step_check_resent(struct step *s)
+{
+	unsigned	r = pool_sub_resent(s->sub);
+
+	if (r != s->resent) {
+		s->resent = r;
+		page_reset(s);
+	}
+}
+
+static void
+page_add(struct step *s, int64_t created_at, bool fresh)
+{
+	if (s->received == 0 || created_at < s->oldest)
+		s->oldest = created_at;
+	if (s->received == 0 || created_at > s->newest)
+		s->newest = created_at;
+	s->received++;
+	if (fresh)
+		s->fresh++;
+	if (!s->started || created_at < s->until)
+		s->older++;
+}
+
+/*
+ * An event ingest refused as unrequested: if it is the asked author's and
+ * newer than until, the relay did not honour until. Read from the raw
+ * object before ingest may take it.
+ */
+static bool
+peek_newer(const struct step *s, const struct relay_msg *msg)
+{
+	const cJSON	*pk, *ca;
+
+	if (!s->started || msg->event == NULL)
+		return false;
+	pk = cJSON_GetObjectItemCaseSensitive(msg->event, "pubkey");
+	ca = cJSON_GetObjectItemCaseSensitive(msg->event, "created_at");
+	return cJSON_IsString(pk) && strcmp(pk->valuestring, s->pkhex) == 0 &&
+	    cJSON_IsNumber(ca) && ca->valuedouble > (double)s->until;
+}
+
+static void
+step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
+{
+	struct step		*s = arg;
+	struct drain		*d = s->dr->d;
+	struct ingest_info	 info;
+	enum ingest_result	 r;
+	bool			 newer;
+
+	step_check_resent(s);
+	s->last_ms = loop_now_ms(d->loop);
+	newer = peek_newer(s, msg);
+	r = ingest_event(d->ing, msg, &s->f, 1, INGEST_BACKFILL, s->dr->url,
+	    &info);
+	switch (r) {
+	case INGEST_NEW:
+	case INGEST_DUPLICATE:
+		if (d->follow != NULL)
+			follow_note(d->follow, r, &info);
+		if (memcmp(info.pubkey, s->pk, 32) != 0)
+			break;		/* another author's, already stored */
+		if (s->started && info.created_at > s->until)
+			s->newer++;
+		else
+			page_add(s, info.created_at, r == INGEST_NEW);
+		break;
+	case INGEST_INVALID:
+		pool_sub_note_invalid(sub);
+		break;
+	case INGEST_UNREQUESTED:
+		if (newer)
+			s->newer++;
+		break;
+	case INGEST_ERROR:
+		s->failed = true;
+		break;
+	default:
+		break;
+	}
+}
+
+/* A full page: as many events as the relay gives in one answer. */
+static bool
+page_full(const struct step *s, int64_t cap_seen, int64_t max_limit)
+{
+	return s->received >= s->limit ||
+	    (max_limit > 0 && s->received >= max_limit) ||
+	    (cap_seen > 0 && s->received >= cap_seen);
+}
+
+static int64_t
+relay_max_limit(const struct drain *d, const char *url)
+{
+	struct pool_relay_info	info;
+
+	if (pool_relay_info_url(d->pool, url, &info) == 0)
+		return info.max_limit;
+	return 0;
+}
+
+/*
+ * EOSE of a whole page: decide where the cursor goes and write it inside
+ * ingest's open batch, together with the page's events. 0 or -1.
+ */
+static int
+page_commit(struct step *s)
+{
+	struct drelay	*dr = s->dr;
+	struct store	*st = dr->d->st;
+	int64_t		 now = clock_wall_s(), cap_seen, gap;
+	bool		 full;
+
+	cap_seen = dr->largest_page > s->row_largest ? dr->largest_page :
+	    s->row_largest;
+	full = page_full(s, cap_seen, relay_max_limit(dr->d, dr->url));
+	if (s->received > dr->largest_page)
+		dr->largest_page = s->received;
+	if (ingest_tx(dr->d->ing) == -1)
+		return -1;
+	if (s->started && s->newer > 0 && s->newer >= s->received) {
+		log_info("drain: %s ignores until (author %.16s, %lld newer "
+		    "than %lld)", dr->url, s->pkhex, (long long)s->newer,
+		    (long long)s->until);
+		if (store_cursor_page(st, s->pk, dr->url, s->until,
+		    s->received, s->fresh, now) == -1)
+			return -1;
+		return store_cursor_incomplete(st, s->pk, dr->url,
+		    DRAIN_REASON_UNTIL, s->until, now);
+	}
+	if (s->received >= DRAIN_SAME_SECOND_MIN && s->oldest == s->newest &&
+	    full) {
+		gap = s->has_gap ? s->gap_since : s->oldest;
+		log_info("drain: %s: %lld events of author %.16s in second "
+		    "%lld fill a page: stepping past it", dr->url,
+		    (long long)s->received, s->pkhex, (long long)s->oldest);
+		if (store_cursor_page(st, s->pk, dr->url, s->oldest - 1,
+		    s->received, s->fresh, now) == -1)
+			return -1;
+		return store_cursor_gap(st, s->pk, dr->url, gap, now);
+	}
+	if (s->older == 0) {
+		if (store_cursor_page(st, s->pk, dr->url, s->until,
+		    s->received, s->fresh, now) == -1)
+			return -1;
+		if (s->has_gap)
+			return store_cursor_incomplete(st, s->pk, dr->url,
+			    DRAIN_REASON_BURST, s->gap_since, now);
+		return store_cursor_complete(st, s->pk, dr->url, now);
+	}
+	return store_cursor_page(st, s->pk, dr->url, s->oldest, s->received,
+	    s->fresh, now);
+}
+
+static void
+step_on_eose(struct pool_sub *sub, void *arg)
+{
+	struct step	*s = arg;
+
+	(void)sub;
+	step_check_resent(s);
+	if (s->failed || page_commit(s) == -1) {
+		log_warnx("drain: %s: page of author %.16s not recorded; it "
+		    "will be asked again", s->dr->url, s->pkhex);
+		s->dr->paused_until_ms = loop_now_ms(s->dr->d->loop) +
+		    DRAIN_RETRY_MS;
+	} else if (s->fresh > 0)
+		(void)store_follow_add_fetched(s->dr->d->st, s->pk, s->fresh);
+	step_finish(s);
+}
+
+/*
+ * The request ended without EOSE: count a stall; after DRAIN_MAX_STALLS
+ * in a row the relay is recorded incomplete for this author with why.
+ */
+static void
+step_stall(struct step *s, const char *why)
+{
+	struct drelay	*dr = s->dr;
+	struct store	*st = dr->d->st;
+	int64_t		 now = clock_wall_s();
+	char		 reason[STORE_CURSOR_REASON_MAX + 1];
+
+	(void)store_cursor_stall(st, s->pk, dr->url, now);
+	dr->paused_until_ms = loop_now_ms(dr->d->loop) + DRAIN_RETRY_MS;
+	if (s->stalls + 1 < DRAIN_MAX_STALLS)
+		return;
+	snprintf(reason, sizeof(reason), "no answer from relay: %s", why);
+	log_info("drain: %s: author %.16s recorded incomplete: %s", dr->url,
+	    s->pkhex, reason);
+	(void)store_cursor_incomplete(st, s->pk, dr->url, reason, -1, now);
+}
+
+static void
+step_on_closed(struct pool_sub *sub, enum relay_reason reason,
+    const char *message, void *arg)
+{
+	struct step	*s = arg;
+
+	(void)sub;
+	(void)reason;
+	s->sub = NULL;		/* the handle dies with this callback */
+	step_stall(s, message != NULL && message[0] != '\0' ? message :
+	    "request closed");
+	step_finish(s);
+}
+
+static void
+step_timeout(struct loop *l, void *arg)
+{
+	struct step		*s = arg;
+	struct pool_relay_info	 info;
+	uint64_t		 now = loop_now_ms(l), quiet = now - s->last_ms;
+
+	s->timer = 0;
+	if (quiet < DRAIN_STEP_TIMEOUT_MS) {
+		s->timer = loop_timer_add(l, DRAIN_STEP_TIMEOUT_MS - quiet,
+		    step_timeout, s);
+		return;
+	}
+	/* A relay that is down gets the REQ again from the pool when back. */
+	if (pool_relay_info_url(s->dr->d->pool, s->dr->url, &info) == 0 &&
+	    strcmp(info.state, "open") != 0 &&
+	    info.failures < DRAIN_GIVEUP_FAILURES) {
+		s->last_ms = now;
+		s->timer = loop_timer_add(l, DRAIN_STEP_TIMEOUT_MS,
+		    step_timeout, s);
+		return;
+	}
+	step_stall(s, "no EOSE in time");
+	step_finish(s);
+}
+
+static const struct pool_sub_cbs step_cbs = {
+	step_on_event, step_on_eose, step_on_closed,
+};
+
+static int64_t
+step_limit(const struct drain *d, const char *url)
+{
+	int64_t	l = config_get_int(d->cfg, "backfill.page_size");
+	int64_t	m = relay_max_limit(d, url);
+
+	return m > 0 && m < l ? m : l;
+}
+
+static int
+step_start(struct drelay *dr, const struct pick *p)
+{
+	struct drain	*d = dr->d;
+	struct step	*s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -1;
+	s->dr = dr;
+	memcpy(s->pk, p->pk, 32);
+	hex_encode(s->pk, 32, s->pkhex, sizeof(s->pkhex));
+	s->started = p->started;
+	s->until = p->started ? p->until : clock_wall_s();
+	s->has_gap = p->has_gap;
+	s->gap_since = p->gap_since;
+	s->row_largest = p->largest;
+	s->stalls = p->stalls;
+	s->limit = step_limit(d, dr->url);
+	if (sync_filter_authors(&s->f, (const uint8_t (*)[32])s->pk, 1, NULL,
+	    0, -1) == -1) {
+		free(s);
+		return -1;
+	}
+	s->f.until = s->until;
+	s->f.limit = (uint64_t)s->limit;
+	s->f.has |= FILTER_HAS_UNTIL | FILTER_HAS_LIMIT;
+	s->sub = pool_sub_open(d->pool, dr->url, &s->f, 1, &step_cbs, s);
+	if (s->sub == NULL) {
+		filter_free(&s->f);
+		free(s);
+		return -1;
+	}
+	s->last_ms = loop_now_ms(d->loop);
+	s->timer = loop_timer_add(d->loop, DRAIN_STEP_TIMEOUT_MS, step_timeout,
+	    s);
+	TAILQ_INSERT_TAIL(&dr->steps, s, entry);
+	dr->nsteps++;
+	d->nsteps++;
+	return 0;
+}
+
+static int
+pick_cb(const struct store_cursor *c, void *arg)
+{
+	struct picks	*pk = arg;
+	struct pick	*p;
+	size_t		 i;
+
+	if (step_find(pk->dr, c->pubkey) != NULL)
+		return 0;
+	for (i = 0; i < pk->n; i++)
+		if (memcmp(pk->v[i].pk, c->pubkey, 32) == 0)
+			return 0;
+	p = &pk->v[pk->n++];
+	memcpy(p->pk, c->pubkey, 32);
+	p->started = c->started;
+	p->until = c->until_cursor;
+	p->has_gap = c->has_gap;
+	p->gap_since = c->gap_since;
+	p->largest = c->largest_page;
+	p->stalls = c->stalls;
+	if (c->largest_page > pk->dr->largest_page)
+		pk->dr->largest_page = c->largest_page;
+	return pk->n >= pk->max ? 1 : 0;
+}
+
+/*
+ * How many steps this relay may have open: backfill.max_subs_per_relay,
+ * less when the pool's cap is taken by other subscriptions; at least 1.
+ */
+static size_t
+drelay_cap(const struct drelay *dr)
+{
+	struct pool_relay_info	info;
+	int64_t			cap, pcap, others;
+
+	cap = config_get_int(dr->d->cfg, "backfill.max_subs_per_relay");
+	if (pool_relay_info_url(dr->d->pool, dr->url, &info) == 0) {
+		pcap = info.max_subscriptions > 0 ? info.max_subscriptions :
+		    RELAY_MAX_SUBS_DEFAULT;
+		if (pcap > RELAY_MAX_SUBS_CEILING)
+			pcap = RELAY_MAX_SUBS_CEILING;
+		others = (int64_t)(info.subs_open + info.subs_queued) -
+		    (int64_t)dr->nsteps;
+		if (others > 0 && pcap - others < cap)
+			cap = pcap - others;
+	}
+	return cap < 1 ? 1 : (size_t)cap;
+}
+
+/* Start steps for the next authors of this relay, round-robin. */
+static void
+drelay_pump(struct drelay *dr)
+{
+	struct drain	*d = dr->d;
+	struct picks	 pk = { .dr = dr };
+	size_t		 cap = drelay_cap(dr), want, i;
+	uint64_t	 now = loop_now_ms(d->loop);
+
+	if (!enabled(d) || dr->nsteps >= cap)
+		return;
+	if (now < dr->paused_until_ms) {
+		drelay_kick(dr, dr->paused_until_ms - now);
+		return;
+	}
+	want = cap - dr->nsteps;
+	if ((pk.v = calloc(want, sizeof(*pk.v))) == NULL)
+		return;
+	pk.max = want;
+	(void)store_cursors_draining(d->st, dr->url, dr->has_after ?
+	    dr->after : NULL, want + dr->nsteps, pick_cb, &pk);
+	if (pk.n < want && dr->has_after)
+		(void)store_cursors_draining(d->st, dr->url, NULL,
+		    want + dr->nsteps, pick_cb, &pk);
+	for (i = 0; i < pk.n; i++) {
+		if (step_start(dr, &pk.v[i]) == -1) {
+			log_warnx("drain: %s: cannot open a request",
+			    dr->url);
+			break;
+		}
+		memcpy(dr->after, pk.v[i].pk, 32);
+		dr->has_after = true;
+	}
+	free(pk.v);
+}
+
+static void
+drelay_pump_timer(struct loop *l, void *arg)
+{
+	struct drelay	*dr = arg;
+
+	(void)l;
+	dr->pump_timer = 0;
+	drelay_pump(dr);
+}
+
+/* Pump from the loop (never inside a pool callback). */
+static void
+drelay_kick(struct drelay *dr, uint64_t delay_ms)
+{
+	if (dr->pump_timer != 0)
+		return;
+	dr->pump_timer = loop_timer_add(dr->d->loop, delay_ms,
+	    drelay_pump_timer, dr);
+}
+
+static struct drelay *
+drelay_get(struct drain *d, const char *url, enum relay_role role)
+{
+	struct drelay	*dr;
+
+	TAILQ_FOREACH(dr, &d->relays, entry)
+		if (strcmp(dr->url, url) == 0)
+			return dr;
+	if (pool_relay_find(d->pool, url) == NULL &&
+	    pool_relay_add(d->pool, url, role) == NULL)
+		return NULL;
+	if ((dr = calloc(1, sizeof(*dr))) == NULL ||
+	    (dr->url = strdup(url)) == NULL) {
+		free(dr);
+		return NULL;
+	}
+	dr->d = d;
+	TAILQ_INIT(&dr->steps);
+	TAILQ_INSERT_TAIL(&d->relays, dr, entry);
+	return dr;
+}
+
+static void
+drelay_free(struct drelay *dr)
+{
+	struct step	*s;
+
+	while ((s = TAILQ_FIRST(&dr->steps)) != NULL) {
+		if (s->sub != NULL)
+			pool_sub_close(s->sub);
+		if (s->timer != 0)
+			loop_timer_cancel(dr->d->loop, s->timer);
+		TAILQ_REMOVE(&dr->steps, s, entry);
+		filter_free(&s->f);
+		free(s);
+	}
+	if (dr->pump_timer != 0)
+		loop_timer_cancel(dr->d->loop, dr->pump_timer);
+	free(dr->url);
+	free(dr);
+}
+
+struct drain *
+drain_new(struct loop *loop, struct pool *pool, struct ingest *ing,
+    struct store *st, const struct config *cfg, struct follow *follow)
+{
+	struct drain	*d;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return NULL;
+	d->loop = loop;
+	d->pool = pool;
+	d->ing = ing;
+	d->st = st;
+	d->cfg = cfg;
+	d->follow = follow;
+	d->pace_ms = -1;
+	TAILQ_INIT(&d->relays);
+	return d;
+}
+
+void
+drain_free(struct drain *d)
+{
+	struct drelay	*dr;
+
+	if (d == NULL)
+		return;
+	while ((dr = TAILQ_FIRST(&d->relays)) != NULL) {
+		TAILQ_REMOVE(&d->relays, dr, entry);
+		drelay_free(dr);
+	}
+	free(d);
+}
+
+struct sync_ctx {
+	struct drain	*d;
+	const uint8_t	*pk;
+	int64_t		 now;
+};
+
+static int
+sync_write_relay(const uint8_t pubkey[32], const struct store_author_relay *ar,
+    void *arg)
+{
+	struct sync_ctx	*c = arg;
+
+	if (ar->write && drelay_get(c->d, ar->url, RELAY_ROLE_OUTBOX) != NULL)
+		(void)store_cursor_ensure(c->d->st, pubkey, ar->url, c->now);
+	return 0;
+}
+
+/* A row still draining on a relay the author no longer lists: keep going. */
+static int
+sync_old_row(const struct store_cursor *c, void *arg)
+{
+	struct sync_ctx	*sc = arg;
+
+	if (c->state == STORE_CURSOR_DRAINING)
+		(void)drelay_get(sc->d, c->relay, RELAY_ROLE_OUTBOX);
+	return 0;
+}
+
+void
+drain_sync(void *arg)
+{
+	struct drain	*d = arg;
+	struct sync_ctx	 c = { .d = d, .now = clock_wall_s() };
+	struct drelay	*dr;
+	uint8_t		 (*authors)[32] = NULL;
+	char		**boots;
+	size_t		 n = 0, nboots, i, j;
+
+	if (d->pace_ms != config_get_int(d->cfg, "backfill.pace_ms")) {
+		d->pace_ms = config_get_int(d->cfg, "backfill.pace_ms");
+		pool_set_pace(d->pool, (uint32_t)d->pace_ms);
+	}
+	nboots = sync_urls_parse(config_get(d->cfg, "relays.bootstrap"),
+	    &boots);
+	if (store_follows_active(d->st, &authors, &n) == 0 && n > 0 &&
+	    store_begin(d->st) == 0) {
+		for (j = 0; j < nboots; j++)
+			(void)drelay_get(d, boots[j], RELAY_ROLE_BOOTSTRAP);
+		for (i = 0; i < n; i++) {
+			c.pk = authors[i];
+			for (j = 0; j < nboots; j++)
+				(void)store_cursor_ensure(d->st, authors[i],
+				    boots[j], c.now);
+			(void)store_author_relays_each(d->st, authors[i],
+			    sync_write_relay, &c);
+			(void)store_cursors_each(d->st, authors[i],
+			    sync_old_row, &c);
+		}
+		if (store_commit(d->st) == -1)
+			log_warnx("drain: cursor rows not recorded");
+	}
+	free(authors);
+	sync_urls_free(boots, nboots);
+	TAILQ_FOREACH(dr, &d->relays, entry)
+		drelay_kick(dr, 0);
+}
+
+int64_t
+drain_reset(struct drain *d, const uint8_t *pubkey)
+{
+	struct drelay	*dr;
+	struct step	*s, *sn;
+	int64_t		 n;
+
+	TAILQ_FOREACH(dr, &d->relays, entry) {
+		for (s = TAILQ_FIRST(&dr->steps); s != NULL; s = sn) {
+			sn = TAILQ_NEXT(s, entry);
+			if (pubkey == NULL || memcmp(s->pk, pubkey, 32) == 0)
+				step_finish(s);
+		}
+		dr->has_after = false;
+	}
+	n = store_cursors_reset(d->st, pubkey, clock_wall_s());
+	drain_sync(d);
+	return n;
+}
+
+size_t
+drain_in_flight(const struct drain *d)
+{
+	return d->nsteps;
+}
+
+bool
+drain_idle(struct drain *d)
+{
+	struct store_cursor_summary	sum;
+	struct drelay			*dr;
+
+	if (!enabled(d))
+		return true;
+	if (d->nsteps > 0)
+		return false;
+	TAILQ_FOREACH(dr, &d->relays, entry)
+		if (dr->pump_timer != 0)
+			return false;
+	if (store_cursors_summary(d->st, &sum) == -1)
+		return false;
+	return sum.authors_draining == 0;
+}

@@ -1,0 +1,524 @@
+/*
+ * follow.c — the follow graph: roots → their newest kind 3 → the followed
+ * set in `follows`, then kind 0 and kind 10002 of the followed authors so
+ * `author_relays` knows where each one writes.
+ *
+ * A resolve runs in two phases over every bootstrap relay: ROOTS asks for
+ * the roots' kind 3; once each of those requests ended (EOSE, refusal or
+ * FOLLOW_FETCH_TIMEOUT_MS) the newest stored kind 3 of each root is read
+ * back and the set is synced; META then asks for kinds 0 and 10002 of the
+ * authors the set gained (all of them on the first resolve since start).
+ * Every event goes through ingest; a new kind 10002 (from here or any
+ * other planner, via follow_note) replaces its author's relay list.
+ *
+ * It must never drop a follow row (unfollowed authors turn stale) and
+ * never call a listener from inside a relay callback (a zero timer does).
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "nostr/event.h"
+#include "nostr/filter.h"
+#include "nostr/nip19.h"
+#include "relay/pool.h"
+#include "store/events.h"
+#include "store/follows.h"
+#include "store/store.h"
+#include "sync/follow.h"
+#include "sync/subs.h"
+
+enum follow_phase {
+	FOLLOW_NEW = 0,		/* not started */
+	FOLLOW_ROOTS,		/* asking for the roots' kind 3 */
+	FOLLOW_META,		/* asking for kinds 0 and 10002 */
+	FOLLOW_RESOLVED,	/* waiting for the next refresh */
+};
+
+static const char *const phase_names[] = {
+	"new", "roots", "meta", "resolved",
+};
+
+struct fetch {
+	TAILQ_ENTRY(fetch)	 entry;
+	struct follow		*fg;
+	struct pool_sub		*sub;
+	struct filter		 f[SYNC_FILTERS_PER_SUB];
+	size_t			 nf;
+	uint64_t		 timer;
+};
+TAILQ_HEAD(fetch_list, fetch);
+
+struct listener {
+	follow_change_cb	 cb;
+	void			*arg;
+};
+
+struct follow {
+	struct loop		*loop;
+	struct pool		*pool;
+	struct ingest		*ing;
+	struct store		*st;
+	const struct config	*cfg;
+	enum follow_phase	 phase;
+	struct fetch_list	 fetches;
+	size_t			 pending;	/* fetches not ended */
+	uint8_t			 roots[FOLLOW_MAX_ROOTS][32];
+	size_t			 nroots;
+	bool			 ever_resolved;
+	bool			 refresh_wanted; /* a root's kind 3 came mid-resolve */
+	uint64_t		 refresh_timer;
+	uint64_t		 notify_timer;
+	uint64_t		 advance_timer;
+	struct listener		 listeners[FOLLOW_MAX_LISTENERS];
+	size_t			 nlisteners;
+};
+
+static void	follow_advance(struct loop *, void *);
+
+static void
+follow_set_phase(struct follow *fg, enum follow_phase p)
+{
+	if (fg->phase != p)
+		log_debug("follow: %s -> %s", phase_names[fg->phase],
+		    phase_names[p]);
+	fg->phase = p;
+}
+
+static void
+notify_now(struct loop *l, void *arg)
+{
+	struct follow	*fg = arg;
+	size_t		 i;
+
+	(void)l;
+	fg->notify_timer = 0;
+	for (i = 0; i < fg->nlisteners; i++)
+		fg->listeners[i].cb(fg->listeners[i].arg);
+}
+
+/* Tell the listeners from the loop, once however often asked. */
+static void
+notify_soon(struct follow *fg)
+{
+	if (fg->notify_timer == 0)
+		fg->notify_timer = loop_timer_add(fg->loop, 0, notify_now, fg);
+}
+
+static void
+fetch_free(struct fetch *fe)
+{
+	struct follow	*fg = fe->fg;
+
+	if (fe->sub != NULL)
+		pool_sub_close(fe->sub);
+	if (fe->timer != 0)
+		loop_timer_cancel(fg->loop, fe->timer);
+	TAILQ_REMOVE(&fg->fetches, fe, entry);
+	sync_filters_free(fe->f, fe->nf);
+	free(fe);
+}
+
+/* One request ended, however: when the last of a phase ends, advance. */
+static void
+fetch_end(struct fetch *fe)
+{
+	struct follow	*fg = fe->fg;
+
+	fetch_free(fe);
+	if (fg->pending > 0 && --fg->pending == 0 && fg->advance_timer == 0)
+		fg->advance_timer = loop_timer_add(fg->loop, 0, follow_advance,
+		    fg);
+}
+
+static void
+fetch_on_event(struct pool_sub *s, struct relay_msg *msg, void *arg)
+{
+	struct fetch		*fe = arg;
+	struct ingest_info	 info;
+	enum ingest_result	 r;
+
+	r = ingest_event(fe->fg->ing, msg, fe->f, fe->nf, INGEST_BACKFILL,
+	    pool_sub_url(s), &info);
+	if (r == INGEST_INVALID)
+		pool_sub_note_invalid(s);
+	follow_note(fe->fg, r, &info);
+}
+
+static void
+fetch_on_eose(struct pool_sub *s, void *arg)
+{
+	(void)s;
+	fetch_end(arg);
+}
+
+static void
+fetch_on_closed(struct pool_sub *s, enum relay_reason reason,
+    const char *message, void *arg)
+{
+	struct fetch	*fe = arg;
+
+	(void)reason;
+	log_info("follow: %s closed a list request: %s", pool_sub_url(s),
+	    message != NULL ? message : "");
+	fe->sub = NULL;		/* the handle dies with this callback */
+	fetch_end(fe);
+}
+
+static void
+fetch_timeout(struct loop *l, void *arg)
+{
+	struct fetch	*fe = arg;
+
+	(void)l;
+	fe->timer = 0;
+	log_info("follow: %s gave no EOSE for a list request in %d ms",
+	    pool_sub_url(fe->sub), FOLLOW_FETCH_TIMEOUT_MS);
+	fetch_end(fe);
+}
+
+static const struct pool_sub_cbs fetch_cbs = {
+	fetch_on_event, fetch_on_eose, fetch_on_closed,
+};
+
+/*
+ * Ask every bootstrap relay for kinds[0..nkinds) of authors[0..n), in
+ * subscriptions of chunked filters. Returns the number of requests opened.
+ */
+static size_t
+fetch_start(struct follow *fg, const uint8_t (*authors)[32], size_t n,
+    const uint16_t *kinds, size_t nkinds)
+{
+	struct fetch	*fe;
+	char		**urls;
+	size_t		 nurls, i, pos, opened = 0;
+	int		 nf;
+
+	nurls = sync_urls_parse(config_get(fg->cfg, "relays.bootstrap"), &urls);
+	for (i = 0; i < nurls; i++) {
+		if (pool_relay_find(fg->pool, urls[i]) == NULL &&
+		    pool_relay_add(fg->pool, urls[i], RELAY_ROLE_BOOTSTRAP) ==
+		    NULL)
+			continue;
+		for (pos = 0; pos < n;) {
+			if ((fe = calloc(1, sizeof(*fe))) == NULL)
+				break;
+			nf = sync_filters_chunk(fe->f, authors, n, &pos, kinds,
+			    nkinds, -1);
+			if (nf <= 0) {
+				free(fe);
+				break;
+			}
+			fe->nf = (size_t)nf;
+			fe->fg = fg;
+			TAILQ_INSERT_TAIL(&fg->fetches, fe, entry);
+			fe->sub = pool_sub_open(fg->pool, urls[i], fe->f,
+			    fe->nf, &fetch_cbs, fe);
+			if (fe->sub == NULL) {
+				fetch_free(fe);
+				continue;
+			}
+			fe->timer = loop_timer_add(fg->loop,
+			    FOLLOW_FETCH_TIMEOUT_MS, fetch_timeout, fe);
+			fg->pending++;
+			opened++;
+		}
+	}
+	sync_urls_free(urls, nurls);
+	return opened;
+}
+
+/* follow.roots into fg->roots. */
+static void
+roots_parse(struct follow *fg)
+{
+	const char	*p = config_get(fg->cfg, "follow.roots"), *e;
+	char		 item[NIP19_MAX_CHARS + 1];
+	size_t		 len;
+
+	fg->nroots = 0;
+	while (p != NULL && *p != '\0' && fg->nroots < FOLLOW_MAX_ROOTS) {
+		e = strchr(p, ',');
+		len = e != NULL ? (size_t)(e - p) : strlen(p);
+		while (len > 0 && *p == ' ')
+			p++, len--;
+		while (len > 0 && p[len - 1] == ' ')
+			len--;
+		if (len > 0 && len < sizeof(item)) {
+			memcpy(item, p, len);
+			item[len] = '\0';
+			if (nip19_pubkey_parse(item, fg->roots[fg->nroots]) == 0)
+				fg->nroots++;
+			else
+				log_warnx("follow: root '%s' is not a public "
+				    "key", item);
+		}
+		p = e != NULL ? e + 1 : NULL;
+	}
+}
+
+/* Append the "p" tags of the root's newest stored kind 3 to *list. */
+static void
+root_follows(struct follow *fg, const uint8_t root[32], uint8_t (**list)[32],
+    size_t *n)
+{
+	struct event	 ev;
+	const cJSON	*tag, *k, *v;
+	uint8_t		 (*grown)[32];
+
+	event_init(&ev);
+	if (store_event_newest_parsed(fg->st, root, 3, &ev) != 1)
+		return;
+	cJSON_ArrayForEach(tag, ev.tags) {
+		k = cJSON_GetArrayItem(tag, 0);
+		v = cJSON_GetArrayItem(tag, 1);
+		if (*n >= FOLLOW_MAX_FOLLOWS)
+			break;
+		if (!cJSON_IsString(k) || strcmp(k->valuestring, "p") != 0 ||
+		    !cJSON_IsString(v) || strlen(v->valuestring) != 64)
+			continue;
+		if ((grown = realloc(*list, (*n + 1) * 32)) == NULL)
+			break;
+		*list = grown;
+		if (hex_decode(v->valuestring, 64, (*list)[*n], 32) == 0)
+			(*n)++;
+	}
+	event_free(&ev);
+}
+
+static int
+pk_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+/*
+ * The authors of post (sorted) not in prev (sorted), into post itself;
+ * returns their number.
+ */
+static size_t
+pk_minus(uint8_t (*post)[32], size_t npost, uint8_t (*prev)[32], size_t nprev)
+{
+	size_t	i, j = 0, out = 0;
+
+	for (i = 0; i < npost; i++) {
+		while (j < nprev && memcmp(prev[j], post[i], 32) < 0)
+			j++;
+		if (j < nprev && memcmp(prev[j], post[i], 32) == 0)
+			continue;
+		memmove(post[out++], post[i], 32);
+	}
+	return out;
+}
+
+/* ROOTS ended: sync the set, ask for the lists of the authors gained. */
+static void
+follow_sync_set(struct follow *fg)
+{
+	struct store_follows_change	 chg = { 0 };
+	uint8_t				 (*list)[32] = NULL, (*prev)[32] = NULL,
+					 (*post)[32] = NULL;
+	size_t				 n = 0, nprev = 0, npost = 0, i, fresh;
+	static const uint16_t		 kinds[] = { 0, 10002 };
+
+	for (i = 0; i < fg->nroots; i++)
+		root_follows(fg, fg->roots[i], &list, &n);
+	if (n > 1)
+		qsort(list, n, 32, pk_cmp);
+	(void)store_follows_active(fg->st, &prev, &nprev);
+	if (store_follows_sync(fg->st, (const uint8_t (*)[32])list, n,
+	    (const uint8_t (*)[32])fg->roots, fg->nroots, clock_wall_s(),
+	    &chg) == 0)
+		log_info("follow: %zu followed (%zu added, %zu back, %zu "
+		    "dropped)", chg.active, chg.added, chg.returned,
+		    chg.dropped);
+	free(list);
+	(void)store_follows_active(fg->st, &post, &npost);
+	fresh = fg->ever_resolved ? pk_minus(post, npost, prev, nprev) : npost;
+	free(prev);
+	notify_soon(fg);
+	follow_set_phase(fg, FOLLOW_META);
+	if (fresh > 0)
+		fetch_start(fg, (const uint8_t (*)[32])post, fresh, kinds, 2);
+	free(post);
+}
+
+static void
+refresh_timer_fired(struct loop *l, void *arg)
+{
+	struct follow	*fg = arg;
+
+	(void)l;
+	fg->refresh_timer = 0;
+	follow_refresh(fg);
+}
+
+/* Move to the next phase once the requests of this one all ended. */
+static void
+follow_advance(struct loop *l, void *arg)
+{
+	struct follow	*fg = arg;
+
+	(void)l;
+	fg->advance_timer = 0;
+	if (fg->pending > 0)
+		return;
+	switch (fg->phase) {
+	case FOLLOW_ROOTS:
+		follow_sync_set(fg);
+		if (fg->pending > 0)
+			break;
+		/* FALLTHROUGH */
+	case FOLLOW_META:
+		follow_set_phase(fg, FOLLOW_RESOLVED);
+		fg->ever_resolved = true;
+		notify_soon(fg);
+		if (fg->refresh_wanted) {
+			fg->refresh_wanted = false;
+			follow_refresh(fg);
+		} else if (fg->refresh_timer == 0)
+			fg->refresh_timer = loop_timer_add(fg->loop,
+			    FOLLOW_REFRESH_MS, refresh_timer_fired, fg);
+		break;
+	default:
+		break;
+	}
+}
+
+struct follow *
+follow_new(struct loop *loop, struct pool *pool, struct ingest *ing,
+    struct store *st, const struct config *cfg)
+{
+	struct follow	*fg;
+
+	if ((fg = calloc(1, sizeof(*fg))) == NULL)
+		return NULL;
+	fg->loop = loop;
+	fg->pool = pool;
+	fg->ing = ing;
+	fg->st = st;
+	fg->cfg = cfg;
+	TAILQ_INIT(&fg->fetches);
+	return fg;
+}
+
+void
+follow_free(struct follow *fg)
+{
+	struct fetch	*fe;
+
+	if (fg == NULL)
+		return;
+	while ((fe = TAILQ_FIRST(&fg->fetches)) != NULL)
+		fetch_free(fe);
+	if (fg->refresh_timer != 0)
+		loop_timer_cancel(fg->loop, fg->refresh_timer);
+	if (fg->notify_timer != 0)
+		loop_timer_cancel(fg->loop, fg->notify_timer);
+	if (fg->advance_timer != 0)
+		loop_timer_cancel(fg->loop, fg->advance_timer);
+	free(fg);
+}
+
+int
+follow_listen(struct follow *fg, follow_change_cb cb, void *arg)
+{
+	if (fg->nlisteners >= FOLLOW_MAX_LISTENERS)
+		return -1;
+	fg->listeners[fg->nlisteners].cb = cb;
+	fg->listeners[fg->nlisteners].arg = arg;
+	fg->nlisteners++;
+	return 0;
+}
+
+void
+follow_start(struct follow *fg)
+{
+	notify_soon(fg);
+	follow_refresh(fg);
+}
+
+void
+follow_refresh(struct follow *fg)
+{
+	static const uint16_t	kinds[] = { 3 };
+
+	if (fg->phase == FOLLOW_ROOTS || fg->phase == FOLLOW_META) {
+		fg->refresh_wanted = true;
+		return;
+	}
+	if (fg->refresh_timer != 0) {
+		loop_timer_cancel(fg->loop, fg->refresh_timer);
+		fg->refresh_timer = 0;
+	}
+	roots_parse(fg);
+	follow_set_phase(fg, FOLLOW_ROOTS);
+	if (fg->nroots > 0)
+		fetch_start(fg, (const uint8_t (*)[32])fg->roots, fg->nroots,
+		    kinds, 1);
+	if (fg->pending == 0 && fg->advance_timer == 0)
+		fg->advance_timer = loop_timer_add(fg->loop, 0, follow_advance,
+		    fg);
+}
+
+static bool
+is_root(const struct follow *fg, const uint8_t pk[32])
+{
+	size_t	i;
+
+	for (i = 0; i < fg->nroots; i++)
+		if (memcmp(fg->roots[i], pk, 32) == 0)
+			return true;
+	return false;
+}
+
+/* A new kind 10002 is stored: its newest one replaces the relay list. */
+static void
+note_relay_list(struct follow *fg, const uint8_t pk[32])
+{
+	struct event	ev;
+
+	event_init(&ev);
+	if (store_event_newest_parsed(fg->st, pk, 10002, &ev) != 1)
+		return;
+	if (store_author_relays_from_event(fg->st, &ev) == 1)
+		notify_soon(fg);
+	event_free(&ev);
+}
+
+void
+follow_note(struct follow *fg, enum ingest_result r,
+    const struct ingest_info *info)
+{
+	if (r != INGEST_NEW || info == NULL)
+		return;
+	if (info->kind == 10002)
+		note_relay_list(fg, info->pubkey);
+	else if (info->kind == 3 && is_root(fg, info->pubkey)) {
+		if (fg->phase == FOLLOW_META)
+			fg->refresh_wanted = true;
+		else if (fg->phase == FOLLOW_RESOLVED &&
+		    fg->refresh_timer != 0) {
+			loop_timer_cancel(fg->loop, fg->refresh_timer);
+			fg->refresh_timer = loop_timer_add(fg->loop, 0,
+			    refresh_timer_fired, fg);
+		}
+	}
+}
+
+bool
+follow_resolved(const struct follow *fg)
+{
+	return fg->phase == FOLLOW_RESOLVED && fg->pending == 0 &&
+	    !fg->refresh_wanted && fg->advance_timer == 0 &&
+	    fg->notify_timer == 0;
+}

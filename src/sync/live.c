@@ -1,0 +1,423 @@
+/*
+ * live.c — live subscriptions per relay. The author set of a relay is
+ * built from the store each time the follow graph reports a change: every
+ * followed author that lists the relay as a write relay, plus (on the
+ * bootstrap relays) the roots and every author with no relay list. A
+ * digest of the sorted set tells whether anything changed; an unchanged
+ * relay keeps its subscriptions untouched.
+ *
+ * since: the newest created_at seen live from the relay (memory, else the
+ * store's relay_newest row) minus live.overlap_s; with nothing seen yet,
+ * now minus the overlap (older history is the drain's). When the pool
+ * sends a REQ again after a reconnect, the subscription is reopened at
+ * the first sign of it with a fresh since, so the gap is covered without
+ * asking for the whole overlap window of the old one.
+ *
+ * It never frees a subscription inside its own callback except after
+ * closing it, and never writes SQL itself.
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "nostr/filter.h"
+#include "relay/pool.h"
+#include "store/events.h"
+#include "store/follows.h"
+#include "sync/follow.h"
+#include "sync/ingest.h"
+#include "sync/live.h"
+#include "sync/subs.h"
+
+struct lrelay;
+
+struct lsub {
+	TAILQ_ENTRY(lsub)	 entry;
+	struct lrelay		*lr;
+	struct pool_sub		*sub;
+	struct filter		 f[SYNC_FILTERS_PER_SUB];
+	size_t			 nf;
+	unsigned		 resent;
+	bool			 reopen;	/* resent or closed: redo */
+};
+TAILQ_HEAD(lsub_list, lsub);
+
+struct lrelay {
+	TAILQ_ENTRY(lrelay)	 entry;
+	struct live		*lv;
+	char			*url;
+	struct lsub_list	 subs;
+	uint64_t		 digest;	/* of the author set subscribed */
+	int64_t			 newest;	/* created_at seen live */
+	uint64_t		 timer;		/* reopen marked subs */
+	/* The author set being built by live_sync. */
+	uint8_t			 (*set)[32];
+	size_t			 nset, capset;
+};
+TAILQ_HEAD(lrelay_list, lrelay);
+
+struct live {
+	struct loop		*loop;
+	struct pool		*pool;
+	struct ingest		*ing;
+	struct store		*st;
+	const struct config	*cfg;
+	struct follow		*follow;
+	struct lrelay_list	 relays;
+	size_t			 nsubs;
+};
+
+static void	lrelay_schedule(struct lrelay *, uint64_t delay_ms);
+
+static int64_t
+lrelay_since(struct lrelay *lr)
+{
+	int64_t	overlap = config_get_int(lr->lv->cfg, "live.overlap_s");
+	int64_t	newest = lr->newest;
+
+	if (newest == 0)
+		(void)store_relay_newest_get(lr->lv->st, lr->url, &newest);
+	if (newest == 0)
+		newest = clock_wall_s();
+	lr->newest = newest;
+	return newest > overlap ? newest - overlap : 0;
+}
+
+/* Close ls and unlink it from head, the list it is on. */
+static void
+lsub_free(struct lsub_list *head, struct lsub *ls)
+{
+	struct lrelay	*lr = ls->lr;
+
+	if (ls->sub != NULL) {
+		pool_sub_close(ls->sub);
+		lr->lv->nsubs--;
+	}
+	TAILQ_REMOVE(head, ls, entry);
+	sync_filters_free(ls->f, ls->nf);
+	free(ls);
+}
+
+/* A reconnect resent the REQ with the old since: reopen from the loop. */
+static void
+lsub_check_resent(struct lsub *ls)
+{
+	if (ls->sub != NULL && pool_sub_resent(ls->sub) != ls->resent &&
+	    !ls->reopen) {
+		ls->reopen = true;
+		lrelay_schedule(ls->lr, 0);
+	}
+}
+
+static void
+lsub_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
+{
+	struct lsub		*ls = arg;
+	struct live		*lv = ls->lr->lv;
+	struct ingest_info	 info;
+	enum ingest_result	 r;
+
+	lsub_check_resent(ls);
+	r = ingest_event(lv->ing, msg, ls->f, ls->nf, INGEST_LIVE,
+	    ls->lr->url, &info);
+	if (r == INGEST_NEW || r == INGEST_DUPLICATE) {
+		if (info.created_at > ls->lr->newest &&
+		    info.created_at <= clock_wall_s() + EVENT_MAX_FUTURE_S)
+			ls->lr->newest = info.created_at;
+		if (lv->follow != NULL)
+			follow_note(lv->follow, r, &info);
+	} else if (r == INGEST_INVALID)
+		pool_sub_note_invalid(sub);
+}
+
+static void
+lsub_on_eose(struct pool_sub *sub, void *arg)
+{
+	(void)sub;
+	lsub_check_resent(arg);
+}
+
+static void
+lsub_on_closed(struct pool_sub *sub, enum relay_reason reason,
+    const char *message, void *arg)
+{
+	struct lsub	*ls = arg;
+
+	(void)reason;
+	log_info("live: %s closed a subscription: %s", pool_sub_url(sub),
+	    message != NULL ? message : "");
+	ls->sub = NULL;		/* the handle dies with this callback */
+	ls->lr->lv->nsubs--;
+	ls->reopen = true;
+	lrelay_schedule(ls->lr, LIVE_RETRY_MS);
+}
+
+static const struct pool_sub_cbs lsub_cbs = {
+	lsub_on_event, lsub_on_eose, lsub_on_closed,
+};
+
+/* (Re)send ls with since on its filters. 0 or -1. */
+static int
+lsub_open(struct lsub *ls, int64_t since)
+{
+	struct live	*lv = ls->lr->lv;
+	size_t		 i;
+
+	for (i = 0; i < ls->nf; i++) {
+		ls->f[i].since = since;
+		ls->f[i].has |= FILTER_HAS_SINCE;
+	}
+	if (ls->sub != NULL) {
+		pool_sub_close(ls->sub);
+		lv->nsubs--;
+	}
+	ls->sub = pool_sub_open(lv->pool, ls->lr->url, ls->f, ls->nf,
+	    &lsub_cbs, ls);
+	ls->reopen = ls->sub == NULL;
+	if (ls->sub == NULL)
+		return -1;
+	ls->resent = 0;
+	lv->nsubs++;
+	return 0;
+}
+
+static void
+lrelay_reopen(struct loop *l, void *arg)
+{
+	struct lrelay	*lr = arg;
+	struct lsub	*ls;
+	int64_t		 since = lrelay_since(lr);
+
+	(void)l;
+	lr->timer = 0;
+	TAILQ_FOREACH(ls, &lr->subs, entry)
+		if (ls->reopen && lsub_open(ls, since) == -1)
+			lrelay_schedule(lr, LIVE_RETRY_MS);
+}
+
+static void
+lrelay_schedule(struct lrelay *lr, uint64_t delay_ms)
+{
+	if (lr->timer == 0)
+		lr->timer = loop_timer_add(lr->lv->loop, delay_ms,
+		    lrelay_reopen, lr);
+}
+
+static struct lrelay *
+lrelay_get(struct live *lv, const char *url)
+{
+	struct lrelay	*lr;
+
+	TAILQ_FOREACH(lr, &lv->relays, entry)
+		if (strcmp(lr->url, url) == 0)
+			return lr;
+	if ((lr = calloc(1, sizeof(*lr))) == NULL ||
+	    (lr->url = strdup(url)) == NULL) {
+		free(lr);
+		return NULL;
+	}
+	lr->lv = lv;
+	TAILQ_INIT(&lr->subs);
+	TAILQ_INSERT_TAIL(&lv->relays, lr, entry);
+	return lr;
+}
+
+/* Add pk to the set being built (authors come in pubkey order). */
+static void
+lrelay_add(struct lrelay *lr, const uint8_t pk[32])
+{
+	uint8_t	(*grown)[32];
+	size_t	 cap;
+
+	if (lr->nset > 0 && memcmp(lr->set[lr->nset - 1], pk, 32) == 0)
+		return;
+	if (lr->nset == lr->capset) {
+		cap = lr->capset ? lr->capset * 2 : 64;
+		if ((grown = realloc(lr->set, cap * 32)) == NULL)
+			return;
+		lr->set = grown;
+		lr->capset = cap;
+	}
+	memcpy(lr->set[lr->nset++], pk, 32);
+}
+
+/* FNV-1a over the set: enough to tell "same authors" from "changed". */
+static uint64_t
+set_digest(const uint8_t (*set)[32], size_t n)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	size_t		i;
+
+	for (i = 0; i < n * 32; i++) {
+		h ^= ((const uint8_t *)set)[i];
+		h *= 1099511628211ULL;
+	}
+	return h ^ n;
+}
+
+/* Replace the relay's subscriptions by ones for its new set. */
+static void
+lrelay_apply(struct lrelay *lr)
+{
+	struct lsub_list	 old;
+	struct lsub		*ls;
+	uint64_t		 dg = set_digest((const uint8_t (*)[32])lr->set,
+				    lr->nset);
+	size_t			 pos = 0;
+	int64_t			 since;
+	int			 nf;
+
+	if (dg == lr->digest && !TAILQ_EMPTY(&lr->subs))
+		return;
+	lr->digest = dg;
+	TAILQ_INIT(&old);
+	TAILQ_CONCAT(&old, &lr->subs, entry);
+	since = lrelay_since(lr);
+	if (lr->nset > 0 && pool_relay_find(lr->lv->pool, lr->url) == NULL)
+		(void)pool_relay_add(lr->lv->pool, lr->url, RELAY_ROLE_OUTBOX);
+	while (pos < lr->nset) {
+		if ((ls = calloc(1, sizeof(*ls))) == NULL)
+			break;
+		nf = sync_filters_chunk(ls->f, (const uint8_t (*)[32])lr->set,
+		    lr->nset, &pos, NULL, 0, since);
+		if (nf <= 0) {
+			free(ls);
+			break;
+		}
+		ls->nf = (size_t)nf;
+		ls->lr = lr;
+		TAILQ_INSERT_TAIL(&lr->subs, ls, entry);
+		if (lsub_open(ls, since) == -1)
+			lrelay_schedule(lr, LIVE_RETRY_MS);
+	}
+	/* The new ones are queued: only now let the old ones go. */
+	while ((ls = TAILQ_FIRST(&old)) != NULL)
+		lsub_free(&old, ls);
+	log_info("live: %s: %zu authors", lr->url, lr->nset);
+}
+
+struct build {
+	struct live	*lv;
+	char		**boots;	/* bootstrap relays, normalised */
+	size_t		 nboots;
+	bool		 any;
+};
+
+static int
+build_write(const uint8_t pk[32], const struct store_author_relay *ar,
+    void *arg)
+{
+	struct build	*b = arg;
+	struct lrelay	*lr;
+
+	if (!ar->write || (lr = lrelay_get(b->lv, ar->url)) == NULL)
+		return 0;
+	lrelay_add(lr, pk);
+	b->any = true;
+	return 0;
+}
+
+/* The author on its write relays; roots and list-less ones on bootstrap. */
+static int
+build_author(const struct store_follow *f, void *arg)
+{
+	struct build	*b = arg;
+	struct lrelay	*lr;
+	size_t		 i;
+
+	b->any = false;
+	(void)store_author_relays_each(b->lv->st, f->pubkey, build_write, b);
+	if (b->any && !f->is_root)
+		return 0;
+	for (i = 0; i < b->nboots; i++)
+		if ((lr = lrelay_get(b->lv, b->boots[i])) != NULL)
+			lrelay_add(lr, f->pubkey);
+	return 0;
+}
+
+static void
+lrelay_close_all(struct lrelay *lr)
+{
+	struct lsub	*ls;
+
+	while ((ls = TAILQ_FIRST(&lr->subs)) != NULL)
+		lsub_free(&lr->subs, ls);
+	lr->digest = 0;
+}
+
+void
+live_sync(void *arg)
+{
+	struct live	*lv = arg;
+	struct lrelay	*lr;
+	struct build	 b = { .lv = lv };
+	bool		 on = config_get_bool(lv->cfg, "live.enabled");
+
+	TAILQ_FOREACH(lr, &lv->relays, entry) {
+		lr->nset = 0;
+	}
+	if (on) {
+		b.nboots = sync_urls_parse(config_get(lv->cfg,
+		    "relays.bootstrap"), &b.boots);
+		(void)store_follows_each(lv->st, false, build_author, &b);
+		sync_urls_free(b.boots, b.nboots);
+	}
+	TAILQ_FOREACH(lr, &lv->relays, entry) {
+		if (!on || lr->nset == 0)
+			lrelay_close_all(lr);
+		else
+			lrelay_apply(lr);
+		free(lr->set);
+		lr->set = NULL;
+		lr->nset = lr->capset = 0;
+	}
+}
+
+struct live *
+live_new(struct loop *loop, struct pool *pool, struct ingest *ing,
+    struct store *st, const struct config *cfg, struct follow *follow)
+{
+	struct live	*lv;
+
+	if ((lv = calloc(1, sizeof(*lv))) == NULL)
+		return NULL;
+	lv->loop = loop;
+	lv->pool = pool;
+	lv->ing = ing;
+	lv->st = st;
+	lv->cfg = cfg;
+	lv->follow = follow;
+	TAILQ_INIT(&lv->relays);
+	return lv;
+}
+
+void
+live_free(struct live *lv)
+{
+	struct lrelay	*lr;
+
+	if (lv == NULL)
+		return;
+	while ((lr = TAILQ_FIRST(&lv->relays)) != NULL) {
+		TAILQ_REMOVE(&lv->relays, lr, entry);
+		lrelay_close_all(lr);
+		if (lr->timer != 0)
+			loop_timer_cancel(lv->loop, lr->timer);
+		free(lr->set);
+		free(lr->url);
+		free(lr);
+	}
+	free(lv);
+}
+
+size_t
+live_subs(const struct live *lv)
+{
+	return lv->nsubs;
+}
