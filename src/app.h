@@ -16,12 +16,16 @@ struct loop;
 struct config;
 struct store;
 struct ctlsock;
+struct http;
+struct console;
 
 struct app {
 	struct loop		*loop;
 	struct config		*cfg;
 	struct store		*store;
 	struct ctlsock		*ctl;
+	struct http		*http;		/* status page, API, /metrics */
+	struct console		*console;	/* serial console, or NULL */
 	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */
 	char			 npub[96];
 

@@ -28,7 +28,9 @@
 #include "store/config_store.h"
 #include "store/store.h"
 #include "ui/commands.h"
+#include "ui/console.h"
 #include "ui/ctlsock.h"
+#include "ui/http.h"
 
 #define DEFAULT_STATE_DIR	"/var/lib/cachebox"
 #define IDLE_CHECK_MS		200	/* how often --exit-when-idle looks, ms */
@@ -255,6 +257,30 @@ idle_check(struct loop *loop, void *arg)
 	loop_timer_add(loop, IDLE_CHECK_MS, idle_check, app);
 }
 
+/*
+ * The status page and API, and the serial console when one is configured.
+ * Neither is worth refusing to start over: a busy port is logged and the
+ * box runs on (the console can fix http.listen); a console device that is
+ * not there yet is retried by the console itself.
+ */
+static int
+start_surfaces(struct app *app)
+{
+	const char	*listen = config_get(app->cfg, "http.listen");
+	const char	*tty = config_get(app->cfg, "console.tty");
+	char		 err[512];
+
+	if (*listen != '\0' &&
+	    (app->http = http_start(app, listen, err, sizeof(err))) == NULL)
+		log_warnx("%s; running without the status page", err);
+	if (*tty != '\0' &&
+	    (app->console = console_open(app, tty, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "cacheboxd: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 start_parts(struct app *app)
 {
@@ -276,6 +302,8 @@ start_parts(struct app *app)
 		fprintf(stderr, "cacheboxd: %s\n", err);
 		return -1;
 	}
+	if (start_surfaces(app) == -1)
+		return -1;
 	if (app->exit_when_idle)
 		loop_timer_add(app->loop, 0, idle_check, app);
 	return 0;
@@ -284,6 +312,8 @@ start_parts(struct app *app)
 static void
 stop_parts(struct app *app)
 {
+	console_free(app->console);
+	http_free(app->http);
 	ctlsock_free(app->ctl);
 	store_close(app->store);
 	loop_free(app->loop);

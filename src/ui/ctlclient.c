@@ -20,7 +20,7 @@
 #define CTL_EXIT_USAGE	2
 
 static int
-print_reply(const cJSON *reply, int json)
+print_reply(const char *name, const cJSON *reply, int json)
 {
 	const cJSON	*err = cJSON_GetObjectItemCaseSensitive(reply, "error");
 	char		*text;
@@ -37,7 +37,7 @@ print_reply(const cJSON *reply, int json)
 		int		full;
 
 		buf_init(&out, RENDER_MAX_BYTES);
-		full = render_human(&out, reply, "\n");
+		full = render_answer(&out, name, reply, "\n");
 		fputs(buf_cstr(&out), stdout);
 		buf_free(&out);
 		if (full == -1) {
@@ -95,7 +95,7 @@ ctlclient_run(const char *dir, int argc, char **argv)
 		fprintf(stderr, "cacheboxctl: %s\n", err);
 		return CTL_EXIT_FAIL;
 	}
-	rc = print_reply(reply, json);
+	rc = print_reply(c->name, reply, json);
 	cJSON_Delete(reply);
 	return rc;
 }

@@ -6,11 +6,19 @@
  * never decides what a command shows.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "core/buf.h"
 #include "ui/render.h"
 
 static int	render_value(struct buf *, const cJSON *, int, const char *);
+
+/* A double that prints exactly as a long long. */
+static int
+is_integer(double d)
+{
+	return d >= -9e15 && d <= 9e15 && d == (double)(long long)d;
+}
 
 static int
 render_scalar(struct buf *out, const cJSON *v)
@@ -20,7 +28,7 @@ render_scalar(struct buf *out, const cJSON *v)
 	if (cJSON_IsBool(v))
 		return buf_puts(out, cJSON_IsTrue(v) ? "yes" : "no");
 	if (cJSON_IsNumber(v)) {
-		if (v->valuedouble == (double)(long long)v->valuedouble)
+		if (is_integer(v->valuedouble))
 			return buf_printf(out, "%lld",
 			    (long long)v->valuedouble);
 		return buf_printf(out, "%g", v->valuedouble);
@@ -90,4 +98,36 @@ int
 render_human(struct buf *out, const cJSON *v, const char *nl)
 {
 	return render_value(out, v, 0, nl);
+}
+
+/* One "name params  help" line per command of a help answer. */
+static int
+render_help(struct buf *out, const cJSON *v, const char *nl)
+{
+	const cJSON	*c;
+	char		 usage[128];
+	const char	*name, *params, *help;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(v, "commands")) {
+		name = cJSON_GetStringValue(cJSON_GetObjectItem(c, "name"));
+		params = cJSON_GetStringValue(cJSON_GetObjectItem(c, "params"));
+		help = cJSON_GetStringValue(cJSON_GetObjectItem(c, "help"));
+		if (name == NULL || params == NULL || help == NULL)
+			continue;
+		snprintf(usage, sizeof(usage), "%s%s%s", name,
+		    *params ? " " : "", params);
+		if (buf_printf(out, "  %-28s %s%s", usage, help, nl) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+render_answer(struct buf *out, const char *name, const cJSON *v,
+    const char *nl)
+{
+	if (strcmp(name, "help") == 0 &&
+	    cJSON_IsArray(cJSON_GetObjectItem(v, "commands")))
+		return render_help(out, v, nl);
+	return render_human(out, v, nl);
 }

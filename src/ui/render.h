@@ -15,5 +15,11 @@ struct buf;
  * stays).
  */
 int	render_human(struct buf *out, const cJSON *v, const char *nl);
+/*
+ * The answer of command name: `help` as a compact table of commands, any
+ * other as render_human(). Same return as render_human().
+ */
+int	render_answer(struct buf *out, const char *name, const cJSON *v,
+	    const char *nl);
 
 #endif

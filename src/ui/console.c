@@ -1,0 +1,441 @@
+/*
+ * console.c — the serial console: the device (opened non-blocking, set raw
+ * 115200 8N1 when it is a tty), the line discipline (lined.c), running
+ * each line through the command table and the output queue.
+ *
+ * Output never blocks the loop: it goes into a bounded queue written when
+ * the device is writable. A terminal that stops reading (a serial line
+ * with nobody at the other end, a stopped pager) fills the queue; then
+ * output is dropped, and once room returns a marker says so. A device
+ * that hangs up is closed and opened again later; stdin ending just ends
+ * the console, never the daemon.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "core/buf.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "ui/commands.h"
+#include "ui/console.h"
+#include "ui/lined.h"
+#include "ui/render.h"
+
+struct console {
+	struct app	*app;
+	struct loop	*loop;
+	char		 path[PATH_MAX];
+	int		 rfd, wfd;	/* the same for a device; 0 and 1 for "-" */
+	int		 is_stdio;
+	int		 echo;		/* the input is a terminal */
+	const char	*nl;		/* "\r\n" on a raw terminal, else "\n" */
+	int		 saved_tty;	/* saved_tio holds settings to restore */
+	struct termios	 saved_tio;
+	int		 saved_rfl, saved_wfl;
+	struct lined	 ld;
+	struct buf	 out;		/* waiting for the terminal */
+	int		 dropped;	/* output was lost; marker pending */
+	uint64_t	 reopen_timer;
+	int		 warned;	/* the open failure was logged */
+};
+
+static void	console_close_dev(struct console *);
+static void	console_try_open(struct loop *, void *);
+
+/* ---- output ------------------------------------------------------------ */
+
+static void
+want_write(struct console *con)
+{
+	short	ev = con->out.len > 0 ? POLLOUT : 0;
+
+	if (con->rfd == -1)
+		return;
+	if (con->rfd == con->wfd)
+		loop_fd_set_events(con->loop, con->rfd, POLLIN | ev);
+	else
+		loop_fd_set_events(con->loop, con->wfd, ev);
+}
+
+/* Queue what fits of s; the rest is dropped and remembered. */
+static void
+out_put(struct console *con, const char *s, size_t n)
+{
+	size_t	room = CONSOLE_OUT_QUEUE_BYTES - con->out.len;
+
+	if (con->dropped)
+		return;
+	if (n > room) {
+		con->dropped = 1;
+		n = room;
+	}
+	if (n > 0 && buf_append(&con->out, s, n) == -1)
+		con->dropped = 1;
+}
+
+static void
+out_str(struct console *con, const char *s)
+{
+	out_put(con, s, strlen(s));
+}
+
+/* After a write made room: queue the marker if output was lost. */
+static void
+out_mark(struct console *con)
+{
+	char	mark[64];
+	int	n;
+
+	n = snprintf(mark, sizeof(mark), "%s%s%s", con->nl, CONSOLE_DROP_MARK,
+	    con->nl);
+	if (!con->dropped || con->out.len + (size_t)n > CONSOLE_OUT_QUEUE_BYTES)
+		return;
+	con->dropped = 0;
+	out_put(con, mark, (size_t)n);
+}
+
+static void
+flush_out(struct console *con)
+{
+	ssize_t	n;
+
+	while (con->wfd != -1 && con->out.len > 0) {
+		n = write(con->wfd, con->out.data, con->out.len);
+		if (n > 0) {
+			buf_consume(&con->out, (size_t)n);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		log_warn("console: write %s", con->path);
+		console_close_dev(con);
+		return;
+	}
+	out_mark(con);
+	want_write(con);
+}
+
+/* ---- running a line ---------------------------------------------------- */
+
+static void
+print_error(struct console *con, const char *msg)
+{
+	out_str(con, "error: ");
+	out_str(con, msg);
+	out_str(con, con->nl);
+}
+
+/* "unknown command", with the commands that start with the first word. */
+static void
+print_unknown(struct console *con, const char *word)
+{
+	const struct command	*c;
+	size_t			 wl = strlen(word);
+	int			 n = 0;
+
+	for (c = commands_table(); c->name != NULL; c++) {
+		if (strncmp(c->name, word, wl) != 0 || c->name[wl] != ' ')
+			continue;
+		out_str(con, n++ == 0 ? "try: " : ", ");
+		out_str(con, c->name);
+	}
+	if (n > 0) {
+		out_str(con, con->nl);
+		return;
+	}
+	out_str(con, "unknown command '");
+	out_str(con, word);
+	out_str(con, "' (try 'help')");
+	out_str(con, con->nl);
+}
+
+static void
+print_reply(struct console *con, const struct command *c, const cJSON *reply)
+{
+	const cJSON	*err = cJSON_GetObjectItemCaseSensitive(reply, "error");
+	struct buf	 text;
+
+	if (cJSON_IsString(err)) {
+		print_error(con, err->valuestring);
+		return;
+	}
+	buf_init(&text, CONSOLE_OUT_QUEUE_BYTES);
+	if (render_answer(&text, c->name, reply, con->nl) == -1)
+		con->dropped = 1;
+	out_put(con, (const char *)text.data, text.len);
+	buf_free(&text);
+}
+
+static void
+run_line(struct console *con, char *line)
+{
+	char			*argv[CONSOLE_MAX_WORDS], err[512];
+	const char		*why;
+	const struct command	*c;
+	cJSON			*args, *reply;
+	int			 argc, used = 0;
+
+	if ((argc = lined_split(line, argv, CONSOLE_MAX_WORDS, &why)) == -1) {
+		print_error(con, why);
+		return;
+	}
+	if (argc == 0)
+		return;
+	if ((c = commands_match(argc, argv, &used)) == NULL) {
+		print_unknown(con, argv[0]);
+		return;
+	}
+	if ((args = commands_build_args(c, argc - used, argv + used, err,
+	    sizeof(err))) == NULL) {
+		print_error(con, err);
+		return;
+	}
+	reply = commands_run(con->app, c->name, args);
+	cJSON_Delete(args);
+	if (c->mutating)
+		log_info("console: %s", c->name);
+	if (reply != NULL)
+		print_reply(con, c, reply);
+	cJSON_Delete(reply);
+}
+
+static void
+take_byte(struct console *con, unsigned char ch, struct buf *echo)
+{
+	char	msg[96];
+
+	switch (lined_feed(&con->ld, ch, con->echo ? echo : NULL)) {
+	case LINED_NONE:
+		return;
+	case LINED_LINE:
+		out_put(con, (const char *)echo->data, echo->len);
+		buf_reset(echo);
+		run_line(con, con->ld.line);
+		break;
+	case LINED_TOO_LONG:
+		out_put(con, (const char *)echo->data, echo->len);
+		buf_reset(echo);
+		snprintf(msg, sizeof(msg), "error: line longer than %d bytes, "
+		    "discarded", CONSOLE_MAX_LINE);
+		out_str(con, msg);
+		out_str(con, con->nl);
+		break;
+	case LINED_CANCEL:
+		break;
+	}
+	out_put(con, (const char *)echo->data, echo->len);
+	buf_reset(echo);
+	out_str(con, CONSOLE_PROMPT);
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+static void
+read_input(struct console *con)
+{
+	unsigned char	 in[CONSOLE_READ_CHUNK];
+	struct buf	 echo;
+	ssize_t		 n, i;
+
+	n = read(con->rfd, in, sizeof(in));
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	    errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (n == -1)
+			log_warn("console: read %s", con->path);
+		else
+			log_info("console: end of input on %s", con->path);
+		console_close_dev(con);
+		return;
+	}
+	buf_init(&echo, 4 * CONSOLE_READ_CHUNK + 64);
+	for (i = 0; i < n && con->rfd != -1; i++)
+		take_byte(con, in[i], &echo);
+	out_put(con, (const char *)echo.data, echo.len);
+	buf_free(&echo);
+	flush_out(con);
+}
+
+static void
+on_fd(struct loop *loop, int fd, short revents, void *arg)
+{
+	struct console	*con = arg;
+
+	if (fd == con->wfd && (revents & POLLOUT))
+		flush_out(con);
+	if (fd == con->rfd && con->rfd != -1 &&
+	    (revents & (POLLIN | POLLHUP | POLLERR)))
+		read_input(con);
+}
+
+/* ---- the device -------------------------------------------------------- */
+
+/* Raw 115200 8N1, no flow control, one byte at a time. */
+static int
+set_raw(struct console *con, int fd)
+{
+	struct termios	tio;
+
+	if (tcgetattr(fd, &con->saved_tio) == -1)
+		return -1;
+	con->saved_tty = 1;
+	tio = con->saved_tio;
+	cfmakeraw(&tio);
+	tio.c_cflag &= ~(CSIZE | PARENB | CSTOPB | CRTSCTS);
+	tio.c_cflag |= CS8 | CLOCAL | CREAD;
+	tio.c_cc[VMIN] = 1;
+	tio.c_cc[VTIME] = 0;
+	if (cfsetispeed(&tio, B115200) == -1 ||
+	    cfsetospeed(&tio, B115200) == -1 ||
+	    tcsetattr(fd, TCSANOW, &tio) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+set_nonblock(int fd, int *saved)
+{
+	int	fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1)
+		return -1;
+	*saved = fl;
+	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static int
+open_fds(struct console *con)
+{
+	if (con->is_stdio) {
+		con->rfd = STDIN_FILENO;
+		con->wfd = STDOUT_FILENO;
+	} else if ((con->rfd = con->wfd = open(con->path,
+	    O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) == -1)
+		return -1;
+	if (set_nonblock(con->rfd, &con->saved_rfl) == -1 ||
+	    set_nonblock(con->wfd, &con->saved_wfl) == -1)
+		return -1;
+	con->echo = isatty(con->rfd);
+	if (con->echo && set_raw(con, con->rfd) == -1)
+		return -1;
+	con->nl = isatty(con->wfd) ? "\r\n" : "\n";
+	return 0;
+}
+
+static int
+watch(struct console *con)
+{
+	if (loop_fd_add(con->loop, con->rfd, POLLIN, on_fd, con) == -1)
+		return -1;
+	if (con->wfd != con->rfd &&
+	    loop_fd_add(con->loop, con->wfd, 0, on_fd, con) == -1)
+		return -1;
+	return 0;
+}
+
+static void
+greet(struct console *con)
+{
+	out_str(con, con->nl);
+	out_str(con, "cachebox " CACHEBOX_VERSION " console; 'help' lists "
+	    "the commands");
+	out_str(con, con->nl);
+	out_str(con, CONSOLE_PROMPT);
+	flush_out(con);
+}
+
+static void
+console_try_open(struct loop *loop, void *arg)
+{
+	struct console	*con = arg;
+
+	con->reopen_timer = 0;
+	lined_init(&con->ld);
+	if (open_fds(con) == -1 || watch(con) == -1) {
+		if (!con->warned)
+			log_warn("console: %s (trying again every %d s)",
+			    con->path, CONSOLE_REOPEN_MS / 1000);
+		con->warned = 1;
+		console_close_dev(con);
+		return;
+	}
+	con->warned = 0;
+	log_info("console: serving on %s", con->path);
+	greet(con);
+}
+
+/* Stop watching the device, restore its settings, close it. */
+static void
+release_dev(struct console *con)
+{
+	if (con->rfd != -1) {
+		loop_fd_del(con->loop, con->rfd);
+		if (con->saved_tty)
+			tcsetattr(con->rfd, TCSANOW, &con->saved_tio);
+		fcntl(con->rfd, F_SETFL, con->saved_rfl);
+	}
+	if (con->wfd != -1 && con->wfd != con->rfd) {
+		loop_fd_del(con->loop, con->wfd);
+		fcntl(con->wfd, F_SETFL, con->saved_wfl);
+	}
+	if (!con->is_stdio && con->rfd != -1)
+		close(con->rfd);
+	con->rfd = con->wfd = -1;
+	con->saved_tty = 0;
+	buf_reset(&con->out);
+	con->dropped = 0;
+}
+
+/* Release the device; a tty is tried again later, stdin/stdout are not. */
+static void
+console_close_dev(struct console *con)
+{
+	release_dev(con);
+	if (!con->is_stdio && con->reopen_timer == 0)
+		con->reopen_timer = loop_timer_add(con->loop,
+		    CONSOLE_REOPEN_MS, console_try_open, con);
+}
+
+struct console *
+console_open(struct app *app, const char *path, char *err, size_t errlen)
+{
+	struct console	*con;
+
+	if ((con = calloc(1, sizeof(*con))) == NULL) {
+		snprintf(err, errlen, "console: out of memory");
+		return NULL;
+	}
+	con->app = app;
+	con->loop = app->loop;
+	con->rfd = con->wfd = -1;
+	con->nl = "\n";
+	con->is_stdio = strcmp(path, "-") == 0;
+	snprintf(con->path, sizeof(con->path), "%s", con->is_stdio ?
+	    "stdin" : path);
+	buf_init(&con->out, CONSOLE_OUT_QUEUE_BYTES);
+	console_try_open(app->loop, con);
+	return con;
+}
+
+void
+console_free(struct console *con)
+{
+	if (con == NULL)
+		return;
+	if (con->reopen_timer != 0)
+		loop_timer_cancel(con->loop, con->reopen_timer);
+	release_dev(con);
+	buf_free(&con->out);
+	free(con);
+}

@@ -1,0 +1,604 @@
+/*
+ * http.c — libmicrohttpd glue: the daemon in external-epoll mode (its
+ * epoll descriptor is one watcher of our loop, MHD_get_timeout() becomes a
+ * loop timer refreshed by a hook), request state, limits, and the mapping
+ * of outcomes to HTTP status codes. What a path or body means is api.c's;
+ * what a command does is the command table's. Nothing here blocks: a
+ * command runs to completion inside MHD_run() and answers at once.
+ *
+ * A request is refused as early as possible: an unknown path, a wrong
+ * method, a missing token or a declared body over the limit are answered
+ * before any of the body is read (libmicrohttpd then closes the
+ * connection), so an unauthenticated peer never makes us buffer a body.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "app.h"
+#include "core/buf.h"
+#include "core/config.h"
+#include "core/embed.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "ui/api.h"
+#include "ui/commands.h"
+#include "ui/http.h"
+#include "ui/status.h"
+
+#define HTTP_PORT_FILE		"http.port"
+#define HTTP_JSON		"application/json"
+#define HTTP_METRICS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+#define HTTP_PAGE_POLICY	"default-src 'self'; img-src 'self' data:; " \
+				"frame-ancestors 'none'"
+
+struct http {
+	struct app		*app;
+	struct loop		*loop;
+	struct MHD_Daemon	*mhd;
+	int			 epfd;
+	uint64_t		 timer;		/* loop timer id, 0 if none */
+	uint64_t		 deadline_ms;	/* when it fires, 0 if none */
+	uint16_t		 port;
+	char			 port_file[PATH_MAX];
+};
+
+enum http_kind {
+	HTTP_COMMAND,
+	HTTP_METRICS,
+	HTTP_ASSET,
+};
+
+/* One request, from its first handler call to MHD's completion notice. */
+struct http_req {
+	enum http_kind		 kind;
+	const struct command	*cmd;
+	const struct embed_file	*asset;
+	struct buf		 body;
+	int			 too_big;
+};
+
+/* ---- responses --------------------------------------------------------- */
+
+static enum MHD_Result
+send_text(struct MHD_Connection *c, unsigned status, const char *type,
+    char *text, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response	*r;
+	enum MHD_Result		 rc;
+
+	if ((r = MHD_create_response_from_buffer(len, text, mode)) == NULL) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		    "Bearer realm=\"cachebox\"");
+	if (strncmp(type, "text/html", 9) == 0)
+		MHD_add_response_header(r, "Content-Security-Policy",
+		    HTTP_PAGE_POLICY);
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* Answer a JSON document (taken over and freed here). */
+static enum MHD_Result
+send_json(struct MHD_Connection *c, unsigned status, cJSON *doc)
+{
+	char	*text = doc ? cJSON_PrintUnformatted(doc) : NULL;
+	size_t	 len;
+
+	cJSON_Delete(doc);
+	if (text == NULL)
+		return MHD_NO;
+	len = strlen(text);
+	return send_text(c, status, HTTP_JSON, text, len,
+	    MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result
+send_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum MHD_Result
+send_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+{
+	char	msg[512];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return send_json(c, status, commands_error("%s", msg));
+}
+
+static enum MHD_Result
+send_405(struct MHD_Connection *c, const char *allow)
+{
+	struct MHD_Response	*r;
+	enum MHD_Result		 rc;
+	char			*text;
+	cJSON			*e;
+
+	e = commands_error("method not allowed here; use %s", allow);
+	if ((text = e ? cJSON_PrintUnformatted(e) : NULL) == NULL ||
+	    (r = MHD_create_response_from_buffer(strlen(text), text,
+	    MHD_RESPMEM_MUST_FREE)) == NULL) {
+		free(text);
+		cJSON_Delete(e);
+		return MHD_NO;
+	}
+	cJSON_Delete(e);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, HTTP_JSON);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* ---- routing and early refusals --------------------------------------- */
+
+static int
+is_read(const char *method)
+{
+	return strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+}
+
+/*
+ * Decide what the request is. 0 to go on reading it, or 1 when an answer
+ * was queued already (*rc holds MHD's verdict).
+ */
+static int
+route(struct http *h, struct MHD_Connection *c, const char *url,
+    const char *method, struct http_req *rq, enum MHD_Result *rc)
+{
+	if (strncmp(url, API_PREFIX, strlen(API_PREFIX)) == 0) {
+		rq->kind = HTTP_COMMAND;
+		if ((rq->cmd = api_command_for_path(url)) == NULL) {
+			*rc = send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint "
+			    "'%.200s' (GET /api/help lists the commands)", url);
+			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(url, "/metrics") == 0) {
+		rq->kind = HTTP_METRICS;
+		return 0;
+	}
+	rq->kind = HTTP_ASSET;
+	if ((rq->asset = api_asset_for_path(url)) == NULL) {
+		*rc = send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+		return 1;
+	}
+	return 0;
+}
+
+/* Check the method, the token and the declared length. Same contract as route(). */
+static int
+admit(struct http *h, struct MHD_Connection *c, const char *method,
+    struct http_req *rq, enum MHD_Result *rc)
+{
+	const struct command	*cmd = rq->cmd;
+	const char		*len, *auth;
+	enum api_auth		 a;
+
+	if (rq->kind != HTTP_COMMAND || !cmd->mutating) {
+		if (!is_read(method)) {
+			*rc = send_405(c, "GET, HEAD");
+			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+		*rc = send_405(c, "POST");
+		return 1;
+	}
+	if (cmd->console_only) {
+		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "'%s' is only available "
+		    "on the serial console", cmd->name);
+		return 1;
+	}
+	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION);
+	a = api_auth_check(config_get(h->app->cfg, "admin.token"), auth);
+	if (a == API_AUTH_NO_TOKEN) {
+		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "no admin token is set: "
+		    "set an admin token from the console first "
+		    "(admin-token set TOKEN)");
+		return 1;
+	}
+	if (a != API_AUTH_OK) {
+		*rc = send_error(c, MHD_HTTP_UNAUTHORIZED, "%s", a ==
+		    API_AUTH_MISSING ? "this call needs Authorization: Bearer "
+		    "<admin token>" : "wrong admin token");
+		return 1;
+	}
+	len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (len != NULL && strtoull(len, NULL, 10) > HTTP_API_MAX_BODY_BYTES) {
+		*rc = send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %d "
+		    "bytes", HTTP_API_MAX_BODY_BYTES);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- answering --------------------------------------------------------- */
+
+struct query {
+	cJSON	*obj;
+	int	 bad;
+};
+
+static enum MHD_Result
+query_arg(void *arg, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	struct query	*q = arg;
+
+	if (cJSON_AddStringToObject(q->obj, key, value ? value : "") == NULL)
+		q->bad = 1;
+	return MHD_YES;
+}
+
+/* The arguments of a request: its query (reads) or its body (mutations). */
+static cJSON *
+request_args(struct MHD_Connection *c, struct http_req *rq, char *err,
+    size_t errlen)
+{
+	struct query	 q = { cJSON_CreateObject(), 0 };
+	cJSON		*args;
+
+	if (rq->cmd->mutating) {
+		cJSON_Delete(q.obj);
+		return api_body_args(rq->cmd, (const char *)buf_rptr(&rq->body),
+		    buf_avail(&rq->body), err, errlen);
+	}
+	if (q.obj == NULL)
+		return NULL;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg, &q);
+	args = q.bad ? NULL : api_args_check(rq->cmd, q.obj, err, errlen);
+	if (q.bad)
+		snprintf(err, errlen, "out of memory");
+	cJSON_Delete(q.obj);
+	return args;
+}
+
+static enum MHD_Result
+answer_command(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+{
+	char	 err[512];
+	cJSON	*args, *reply;
+
+	if (rq->too_big)
+		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %d "
+		    "bytes", HTTP_API_MAX_BODY_BYTES);
+	if ((args = request_args(c, rq, err, sizeof(err))) == NULL)
+		return send_error(c, MHD_HTTP_BAD_REQUEST, "%s", err);
+	reply = commands_run(h->app, rq->cmd->name, args);
+	cJSON_Delete(args);
+	if (reply == NULL)
+		return MHD_NO;
+	if (rq->cmd->mutating)
+		log_info("api: %s", rq->cmd->name);
+	return send_json(c, cJSON_GetObjectItemCaseSensitive(reply, "error") ?
+	    MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK, reply);
+}
+
+static enum MHD_Result
+answer_metrics(struct http *h, struct MHD_Connection *c)
+{
+	struct buf	 out;
+	cJSON		*st = status_json(h->app);
+	enum MHD_Result	 rc;
+	char		*text;
+
+	buf_init(&out, HTTP_API_MAX_REPLY_BYTES);
+	if (st == NULL || api_metrics(st, &out) == -1 ||
+	    (text = strdup(buf_cstr(&out))) == NULL) {
+		cJSON_Delete(st);
+		buf_free(&out);
+		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "metrics too large or out of memory");
+	}
+	rc = send_text(c, MHD_HTTP_OK, HTTP_METRICS_TYPE, text, out.len,
+	    MHD_RESPMEM_MUST_FREE);
+	cJSON_Delete(st);
+	buf_free(&out);
+	return rc;
+}
+
+static enum MHD_Result
+answer(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+{
+	switch (rq->kind) {
+	case HTTP_COMMAND:
+		return answer_command(h, c, rq);
+	case HTTP_METRICS:
+		return answer_metrics(h, c);
+	case HTTP_ASSET:
+		return send_text(c, MHD_HTTP_OK,
+		    api_content_type(rq->asset->name),
+		    (char *)rq->asset->data, rq->asset->len,
+		    MHD_RESPMEM_PERSISTENT);
+	}
+	return MHD_NO;
+}
+
+/*
+ * libmicrohttpd calls this once when the headers are in (*con_cls NULL),
+ * once per chunk of body, and once more with no data when the body is
+ * complete: that last call answers.
+ */
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version, const char *upload,
+    size_t *upload_len, void **con_cls)
+{
+	struct http	*h = cls;
+	struct http_req	*rq = *con_cls;
+	enum MHD_Result	 rc = MHD_YES;
+
+	if (rq == NULL) {
+		if ((rq = calloc(1, sizeof(*rq))) == NULL)
+			return MHD_NO;
+		buf_init(&rq->body, HTTP_API_MAX_BODY_BYTES);
+		*con_cls = rq;
+		if (route(h, c, url, method, rq, &rc) ||
+		    admit(h, c, method, rq, &rc))
+			return rc;
+		return MHD_YES;
+	}
+	if (*upload_len > 0) {
+		if (!rq->too_big && buf_append(&rq->body, upload,
+		    *upload_len) == -1)
+			rq->too_big = 1;
+		*upload_len = 0;
+		return MHD_YES;
+	}
+	return answer(h, c, rq);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct http_req	*rq = *con_cls;
+
+	if (rq == NULL)
+		return;
+	buf_free(&rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char	msg[512];
+	size_t	n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if ((n = strlen(msg)) > 0 && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	log_warnx_rl("http: %s", msg);
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+static void
+http_run(struct http *h)
+{
+	if (MHD_run(h->mhd) != MHD_YES)
+		log_warnx_rl("http: MHD_run failed");
+}
+
+static void
+on_epoll(struct loop *loop, int fd, short revents, void *arg)
+{
+	http_run(arg);
+}
+
+static void
+on_timer(struct loop *loop, void *arg)
+{
+	struct http	*h = arg;
+
+	h->timer = 0;
+	h->deadline_ms = 0;
+	http_run(h);
+}
+
+/*
+ * Before each poll: make the loop wake up when libmicrohttpd wants to run
+ * (a connection's idle timeout, or work it already has in hand).
+ */
+static void
+on_hook(struct loop *loop, void *arg)
+{
+	struct http			*h = arg;
+	MHD_UNSIGNED_LONG_LONG		 ms;
+	uint64_t			 want = 0;
+
+	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
+		want = loop_now_ms(loop) + ms;
+	if (want == h->deadline_ms)
+		return;
+	if (h->timer != 0)
+		loop_timer_cancel(loop, h->timer);
+	h->timer = 0;
+	h->deadline_ms = want;
+	if (want != 0 && (h->timer = loop_timer_add(loop, ms, on_timer,
+	    h)) == 0)
+		h->deadline_ms = 0;
+}
+
+/* ---- start and stop ---------------------------------------------------- */
+
+/* Split "host:port" or "[v6]:port" and resolve it (numeric port). */
+static struct addrinfo *
+listen_addr(const char *listen, char *err, size_t errlen)
+{
+	struct addrinfo	 hints, *res = NULL;
+	char		 host[256];
+	const char	*colon = strrchr(listen, ':');
+	size_t		 hl;
+	int		 e;
+
+	if (colon == NULL || (hl = (size_t)(colon - listen)) >= sizeof(host)) {
+		snprintf(err, errlen, "http.listen '%s': want host:port", listen);
+		return NULL;
+	}
+	memcpy(host, listen, hl);
+	host[hl] = '\0';
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints,
+	    &res)) != 0) {
+		snprintf(err, errlen, "http.listen '%s': %s", listen,
+		    gai_strerror(e));
+		return NULL;
+	}
+	return res;
+}
+
+/* Write the port to DIR/http.port by way of a temporary file and rename. */
+static void
+write_port_file(struct http *h)
+{
+	char	tmp[PATH_MAX + 8];
+	FILE	*f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", h->port_file);
+	if ((f = fopen(tmp, "w")) == NULL) {
+		log_warn("http: %s", tmp);
+		return;
+	}
+	fprintf(f, "%u\n", h->port);
+	if (fclose(f) != 0 || rename(tmp, h->port_file) == -1)
+		log_warn("http: %s", h->port_file);
+}
+
+static struct MHD_Daemon *
+start_mhd(struct http *h, const struct addrinfo *ai)
+{
+	unsigned	flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+	    MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_API_MAX_CONNS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_API_CONN_TIMEOUT_S,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)HTTP_API_MAX_HEADER_BYTES,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_END);
+}
+
+static int
+attach(struct http *h, char *err, size_t errlen)
+{
+	const union MHD_DaemonInfo	*info;
+
+	if ((info = MHD_get_daemon_info(h->mhd,
+	    MHD_DAEMON_INFO_EPOLL_FD)) == NULL) {
+		snprintf(err, errlen, "http: no epoll descriptor");
+		return -1;
+	}
+	h->epfd = info->epoll_fd;
+	if ((info = MHD_get_daemon_info(h->mhd,
+	    MHD_DAEMON_INFO_BIND_PORT)) != NULL)
+		h->port = info->port;
+	if (loop_fd_add(h->loop, h->epfd, POLLIN, on_epoll, h) == -1 ||
+	    loop_hook_add(h->loop, on_hook, h) == -1) {
+		snprintf(err, errlen, "http: cannot watch the epoll descriptor");
+		return -1;
+	}
+	return 0;
+}
+
+struct http *
+http_start(struct app *app, const char *listen, char *err, size_t errlen)
+{
+	struct http	*h;
+	struct addrinfo	*ai;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		snprintf(err, errlen, "http: out of memory");
+		return NULL;
+	}
+	h->app = app;
+	h->loop = app->loop;
+	h->epfd = -1;
+	snprintf(h->port_file, sizeof(h->port_file), "%s/%s", app->state_dir,
+	    HTTP_PORT_FILE);
+	unlink(h->port_file);
+	if ((ai = listen_addr(listen, err, errlen)) == NULL) {
+		free(h);
+		return NULL;
+	}
+	h->mhd = start_mhd(h, ai);
+	freeaddrinfo(ai);
+	if (h->mhd == NULL) {
+		snprintf(err, errlen, "http: cannot listen on %s: %s", listen,
+		    strerror(errno));
+		free(h);
+		return NULL;
+	}
+	if (attach(h, err, errlen) == -1) {
+		http_free(h);
+		return NULL;
+	}
+	write_port_file(h);
+	log_info("http: status page and API on %s (port %u)", listen, h->port);
+	return h;
+}
+
+void
+http_free(struct http *h)
+{
+	if (h == NULL)
+		return;
+	if (h->timer != 0)
+		loop_timer_cancel(h->loop, h->timer);
+	loop_hook_del(h->loop, on_hook, h);
+	if (h->epfd != -1)
+		loop_fd_del(h->loop, h->epfd);
+	if (h->mhd != NULL)
+		MHD_stop_daemon(h->mhd);
+	unlink(h->port_file);
+	free(h);
+}
+
+uint16_t
+http_port(const struct http *h)
+{
+	return h->port;
+}
