@@ -16,6 +16,12 @@ struct loop;
 struct config;
 struct store;
 struct ctlsock;
+struct dns;
+struct pool;
+struct ingest;
+struct follow;
+struct live;
+struct drain;
 struct http;
 struct console;
 
@@ -24,6 +30,12 @@ struct app {
 	struct config		*cfg;
 	struct store		*store;
 	struct ctlsock		*ctl;
+	struct dns		*dns;
+	struct pool		*pool;		/* every upstream relay */
+	struct ingest		*ingest;	/* every event into the store */
+	struct follow		*follow;	/* planners: follow graph, */
+	struct live		*live;		/* live stream, */
+	struct drain		*drain;		/* author drain */
 	struct http		*http;		/* status page, API, /metrics */
 	struct console		*console;	/* serial console, or NULL */
 	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */

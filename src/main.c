@@ -24,9 +24,15 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "net/dns.h"
 #include "nostr/nip19.h"
+#include "relay/pool.h"
 #include "store/config_store.h"
 #include "store/store.h"
+#include "sync/drain.h"
+#include "sync/follow.h"
+#include "sync/ingest.h"
+#include "sync/live.h"
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
@@ -281,6 +287,48 @@ start_surfaces(struct app *app)
 	return 0;
 }
 
+/*
+ * The relay pool, ingest and the planners on top of them: the follow
+ * graph tells the drain and the live stream when the followed set or a
+ * relay list changed.
+ */
+static int
+start_sync(struct app *app)
+{
+	struct pool_opts	o;
+
+	memset(&o, 0, sizeof(o));
+	if ((app->dns = dns_new(app->loop)) == NULL)
+		log_warnx("no resolver: only IP literals can be dialled");
+	o.dns = app->dns;
+	o.ca_file = config_get(app->cfg, "tls.ca_file");
+	o.store = app->store;
+	o.key = &app->key;
+	o.pace_ms = (uint32_t)config_get_int(app->cfg, "backfill.pace_ms");
+	if ((app->pool = pool_new(app->loop, &o)) == NULL ||
+	    (app->ingest = ingest_new(app->loop, app->store)) == NULL) {
+		fprintf(stderr, "cacheboxd: cannot start the relay pool\n");
+		return -1;
+	}
+	ingest_configure(app->ingest,
+	    (size_t)config_get_int(app->cfg, "limits.max_event_bytes"),
+	    *config_get(app->cfg, "uplink.url") != '\0');
+	app->follow = follow_new(app->loop, app->pool, app->ingest,
+	    app->store, app->cfg);
+	app->drain = drain_new(app->loop, app->pool, app->ingest, app->store,
+	    app->cfg, app->follow);
+	app->live = live_new(app->loop, app->pool, app->ingest, app->store,
+	    app->cfg, app->follow);
+	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
+	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
+	    follow_listen(app->follow, live_sync, app->live) == -1) {
+		fprintf(stderr, "cacheboxd: out of memory\n");
+		return -1;
+	}
+	follow_start(app->follow);
+	return 0;
+}
+
 static int
 start_parts(struct app *app)
 {
@@ -304,6 +352,8 @@ start_parts(struct app *app)
 	}
 	if (start_surfaces(app) == -1)
 		return -1;
+	if (start_sync(app) == -1)
+		return -1;
 	if (app->exit_when_idle)
 		loop_timer_add(app->loop, 0, idle_check, app);
 	return 0;
@@ -315,6 +365,12 @@ stop_parts(struct app *app)
 	console_free(app->console);
 	http_free(app->http);
 	ctlsock_free(app->ctl);
+	live_free(app->live);
+	drain_free(app->drain);
+	follow_free(app->follow);
+	ingest_free(app->ingest);
+	pool_free(app->pool);
+	dns_free(app->dns);
 	store_close(app->store);
 	loop_free(app->loop);
 	config_free(app->cfg);
