@@ -36,6 +36,7 @@
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
+#include "uplink/uplink.h"
 #include "ui/http.h"
 
 #define DEFAULT_STATE_DIR	"/var/lib/cachebox"
@@ -329,6 +330,32 @@ start_sync(struct app *app)
 	return 0;
 }
 
+/*
+ * The uplink follows uplink.url by itself (none while it is empty), so it
+ * is always made; a driver that cannot run shows why in the status. It
+ * keeps a relay pool of its own (a forced reconnect of the owner's relay
+ * must not touch the planners' subscriptions) and tells ingest whether to
+ * queue new events.
+ */
+static int
+start_uplink(struct app *app)
+{
+	struct uplink_opts	o = { 0 };
+
+	o.loop = app->loop;
+	o.store = app->store;
+	o.cfg = app->cfg;
+	o.key = &app->key;
+	o.dns = app->dns;
+	o.ingest = app->ingest;
+	if ((app->uplink = uplink_new(&o)) == NULL ||
+	    uplink_start(app->uplink) == -1) {
+		fprintf(stderr, "cacheboxd: cannot set up the uplink\n");
+		return -1;
+	}
+	return 0;
+}
+
 static int
 start_parts(struct app *app)
 {
@@ -350,9 +377,9 @@ start_parts(struct app *app)
 		fprintf(stderr, "cacheboxd: %s\n", err);
 		return -1;
 	}
-	if (start_surfaces(app) == -1)
+	if (start_surfaces(app) == -1 || start_sync(app) == -1)
 		return -1;
-	if (start_sync(app) == -1)
+	if (start_uplink(app) == -1)
 		return -1;
 	if (app->exit_when_idle)
 		loop_timer_add(app->loop, 0, idle_check, app);
@@ -365,6 +392,7 @@ stop_parts(struct app *app)
 	console_free(app->console);
 	http_free(app->http);
 	ctlsock_free(app->ctl);
+	uplink_free(app->uplink);
 	live_free(app->live);
 	drain_free(app->drain);
 	follow_free(app->follow);
@@ -377,29 +405,26 @@ stop_parts(struct app *app)
 	key_clear(&app->key);
 }
 
-int
-main(int argc, char **argv)
+/* Everything after the command line; returns the exit status. */
+static int
+run(struct options *o)
 {
-	struct options	o;
 	struct app	app = { 0 };
 	int		rc;
 
-	log_init(stderr, LOG_LEVEL_INFO);
-	if (parse_args(argc, argv, &o) == -1)
-		return 2;
-	if ((app.cfg = config_from_options(&o)) == NULL)
+	if ((app.cfg = config_from_options(o)) == NULL)
 		return 1;
-	if (o.check_only) {
+	if (o->check_only) {
 		printf("configuration OK\n");
 		config_free(app.cfg);
 		return 0;
 	}
 	apply_log_level(app.cfg);
-	app.state_dir = o.dir;
-	app.config_file = o.config_file;
-	app.sets = o.sets;
-	app.nsets = o.nsets;
-	app.exit_when_idle = o.exit_when_idle;
+	app.state_dir = o->dir;
+	app.config_file = o->config_file;
+	app.sets = o->sets;
+	app.nsets = o->nsets;
+	app.exit_when_idle = o->exit_when_idle;
 	if (open_state(&app) == -1 || start_parts(&app) == -1) {
 		stop_parts(&app);
 		return 1;
@@ -409,7 +434,22 @@ main(int argc, char **argv)
 	    app.state_dir, app.npub);
 	rc = loop_run(app.loop) == 0 ? 0 : 1;
 	stop_parts(&app);
-	free(o.sets);
 	log_info("stopped");
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options	o;
+	int		rc;
+
+	log_init(stderr, LOG_LEVEL_INFO);
+	if (parse_args(argc, argv, &o) == -1) {
+		free(o.sets);
+		return 2;
+	}
+	rc = run(&o);
+	free(o.sets);
 	return rc;
 }

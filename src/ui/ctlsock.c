@@ -287,7 +287,7 @@ listen_on(struct ctlsock *cs, const char *path, char *err, size_t errlen)
 	int			r;
 
 	if (sockaddr_for(path, &sun) == -1) {
-		snprintf(err, errlen, "%s: control socket path too long", path);
+		snprintf(err, errlen, "%.200s: control socket path too long", path);
 		return -1;
 	}
 	if (someone_listening(&sun)) {
@@ -425,7 +425,7 @@ ctlsock_call(const char *path, const char *cmd, const cJSON *args, char *err,
 	int			 fd, ok;
 
 	if (sockaddr_for(path, &sun) == -1) {
-		snprintf(err, errlen, "%s: path too long", path);
+		snprintf(err, errlen, "%.200s: path too long", path);
 		return NULL;
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
