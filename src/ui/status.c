@@ -9,6 +9,8 @@
 
 #include "app.h"
 #include "core/clock.h"
+#include "core/config.h"
+#include "core/limits.h"
 #include "relay/pool.h"
 #include "store/cursors.h"
 #include "store/events.h"
@@ -69,8 +71,9 @@ add_store_inbox(cJSON *root, struct store *st)
 	int64_t	 count, bytes;
 
 	if (store_events_totals(st, &count, &bytes) == -1)
-		count = 0;
+		count = bytes = 0;
 	cJSON_AddNumberToObject(s, "events", (double)count);
+	cJSON_AddNumberToObject(s, "bytes", (double)bytes);
 	cJSON_AddNumberToObject(i, "pending", (double)query_int(st,
 	    "SELECT count(*) FROM inbox WHERE state = 'pending'"));
 	cJSON_AddNumberToObject(i, "forwarded", (double)query_int(st,
@@ -150,6 +153,19 @@ add_relays(cJSON *root, const struct app *app)
 		add_relays_table(list, app->store);
 }
 
+/* What the store and memory are measured against (DESIGN.md section 8). */
+static void
+add_budgets(cJSON *root, struct app *app)
+{
+	cJSON	*s = cJSON_GetObjectItem(root, "store");
+
+	if (s != NULL)
+		cJSON_AddNumberToObject(s, "max_bytes",
+		    (double)config_get_int(app->cfg, "store.max_bytes"));
+	cJSON_AddNumberToObject(root, "rss_budget_bytes",
+	    (double)STATUS_RSS_BUDGET_BYTES);
+}
+
 cJSON *
 status_json(struct app *app)
 {
@@ -166,6 +182,7 @@ status_json(struct app *app)
 	add_backfill(root, app->store);
 	add_store_inbox(root, app->store);
 	add_relays(root, app);
+	add_budgets(root, app);
 	uplink_status_json(app->uplink, app->store, root);
 	return root;
 }
