@@ -1,0 +1,334 @@
+/*
+ * test_store_cursors.c — the cursors table on a real store: a row starts
+ * not started and draining, pages move the inclusive cursor and add up
+ * exact counters, stalls count and reset, complete and incomplete exclude
+ * each other, resets keep the traffic counters, the drain's round-robin
+ * reader skips finished rows and stale authors, and the summary counts
+ * authors the way every surface reports them.
+ */
+#define _XOPEN_SOURCE 700	/* nftw */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/cursors.h"
+#include "store/follows.h"
+#include "store/store.h"
+
+#define RA	"wss://a.example"
+#define RB	"wss://b.example"
+
+struct fixture {
+	char		 dir[64];
+	struct store	*st;
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx = calloc(1, sizeof(*fx));
+	char		 err[256];
+
+	assert_non_null(fx);
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_store_cursors.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	assert_int_equal(store_open(&fx->st, fx->dir, err, sizeof(err)), 0);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*fx = *state;
+
+	store_close(fx->st);
+	nftw(fx->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+static const uint8_t *
+pk(uint8_t b)
+{
+	static uint8_t	keys[256][32];
+
+	memset(keys[b], b, 32);
+	return keys[b];
+}
+
+static void
+get(struct fixture *fx, uint8_t a, const char *relay, struct store_cursor *c)
+{
+	assert_int_equal(store_cursor_get(fx->st, pk(a), relay, c), 1);
+}
+
+static void
+test_lifecycle(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_cursor	 c;
+
+	assert_int_equal(store_cursor_get(fx->st, pk(1), RA, &c), 0);
+	assert_int_equal(store_cursor_page(fx->st, pk(1), RA, 5, 1, 1, 9), -1);
+	assert_int_equal(store_cursor_ensure(fx->st, pk(1), RA, 100), 1);
+	assert_int_equal(store_cursor_ensure(fx->st, pk(1), RA, 200), 0);
+	get(fx, 1, RA, &c);
+	assert_memory_equal(c.pubkey, pk(1), 32);
+	assert_string_equal(c.relay, RA);
+	assert_false(c.started);
+	assert_int_equal(c.state, STORE_CURSOR_DRAINING);
+	assert_int_equal(c.updated_at, 100);
+
+	assert_int_equal(store_cursor_page(fx->st, pk(1), RA, 5000, 500, 480,
+	    101), 0);
+	assert_int_equal(store_cursor_stall(fx->st, pk(1), RA, 102), 0);
+	assert_int_equal(store_cursor_stall(fx->st, pk(1), RA, 103), 0);
+	get(fx, 1, RA, &c);
+	assert_true(c.started);
+	assert_int_equal(c.until_cursor, 5000);
+	assert_int_equal(c.pages, 1);
+	assert_int_equal(c.events, 500);
+	assert_int_equal(c.new_events, 480);
+	assert_int_equal(c.largest_page, 500);
+	assert_int_equal(c.stalls, 2);
+	assert_int_equal(c.stalls_total, 2);
+
+	assert_int_equal(store_cursor_page(fx->st, pk(1), RA, 4000, 300, 0,
+	    104), 0);
+	assert_int_equal(store_cursor_gap(fx->st, pk(1), RA, 3999, 104), 0);
+	get(fx, 1, RA, &c);
+	assert_int_equal(c.until_cursor, 4000);
+	assert_int_equal(c.pages, 2);
+	assert_int_equal(c.events, 800);
+	assert_int_equal(c.new_events, 480);
+	assert_int_equal(c.largest_page, 500);
+	assert_int_equal(c.stalls, 0);
+	assert_int_equal(c.stalls_total, 2);
+	assert_int_equal(c.state, STORE_CURSOR_DRAINING);
+	assert_true(c.has_gap);
+	assert_int_equal(c.gap_since, 3999);
+
+	assert_int_equal(store_cursor_complete(fx->st, pk(1), RA, 105), 0);
+	get(fx, 1, RA, &c);
+	assert_int_equal(c.state, STORE_CURSOR_COMPLETE);
+	assert_false(c.has_gap);
+	assert_string_equal(c.reason, "");
+
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA,
+	    "relay ignores until", 1234, 106), 0);
+	get(fx, 1, RA, &c);
+	assert_int_equal(c.state, STORE_CURSOR_INCOMPLETE);
+	assert_string_equal(c.reason, "relay ignores until");
+	assert_true(c.has_gap);
+	assert_int_equal(c.gap_since, 1234);
+	assert_int_equal(c.updated_at, 106);
+	assert_string_equal(store_cursor_state_name(c.state), "incomplete");
+
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA, "x", -1,
+	    107), 0);
+	get(fx, 1, RA, &c);
+	assert_false(c.has_gap);
+}
+
+static void
+test_reason_cut(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_cursor	 c;
+	char			 longr[STORE_CURSOR_REASON_MAX + 50];
+
+	memset(longr, 'r', sizeof(longr) - 1);
+	longr[sizeof(longr) - 1] = '\0';
+	assert_int_equal(store_cursor_ensure(fx->st, pk(1), RA, 1), 1);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA, longr, -1,
+	    2), 0);
+	get(fx, 1, RA, &c);
+	assert_int_equal(strlen(c.reason), STORE_CURSOR_REASON_MAX);
+}
+
+static void
+test_reset(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_cursor	 c;
+
+	assert_int_equal(store_cursor_ensure(fx->st, pk(1), RA, 1), 1);
+	assert_int_equal(store_cursor_ensure(fx->st, pk(1), RB, 1), 1);
+	assert_int_equal(store_cursor_ensure(fx->st, pk(2), RA, 1), 1);
+	assert_int_equal(store_cursor_page(fx->st, pk(1), RA, 50, 10, 10, 2), 0);
+	assert_int_equal(store_cursor_complete(fx->st, pk(1), RA, 3), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RB, "burst",
+	    40, 3), 0);
+	assert_int_equal(store_cursor_page(fx->st, pk(2), RA, 70, 5, 5, 2), 0);
+
+	assert_int_equal(store_cursors_reset(fx->st, pk(1), 10), 2);
+	get(fx, 1, RA, &c);
+	assert_false(c.started);
+	assert_int_equal(c.state, STORE_CURSOR_DRAINING);
+	assert_int_equal(c.pages, 1);
+	assert_int_equal(c.events, 10);
+	assert_int_equal(c.updated_at, 10);
+	get(fx, 1, RB, &c);
+	assert_int_equal(c.state, STORE_CURSOR_DRAINING);
+	assert_string_equal(c.reason, "");
+	assert_false(c.has_gap);
+	get(fx, 2, RA, &c);
+	assert_true(c.started);
+	assert_int_equal(c.until_cursor, 70);
+
+	assert_int_equal(store_cursors_reset(fx->st, NULL, 11), 3);
+	get(fx, 2, RA, &c);
+	assert_false(c.started);
+}
+
+struct seen {
+	uint8_t	first[16];
+	char	relay[16][32];
+	size_t	n;
+};
+
+static int
+seen_cb(const struct store_cursor *c, void *arg)
+{
+	struct seen	*s = arg;
+
+	assert_true(s->n < 16);
+	s->first[s->n] = c->pubkey[0];
+	assert_true(strlen(c->relay) < sizeof(s->relay[0]));
+	memcpy(s->relay[s->n], c->relay, strlen(c->relay) + 1);
+	s->n++;
+	return 0;
+}
+
+/*
+ * Authors 1..5 followed, 6 stale:
+ *   1: RA complete, RB complete            -> complete
+ *   2: RA complete, RB incomplete          -> incomplete
+ *   3: RA incomplete, RB draining          -> draining
+ *   4: no cursor row yet                   -> draining
+ *   5: RA draining (started)               -> draining
+ *   6 (stale): RA complete                 -> not counted
+ */
+static void
+fill_summary(struct fixture *fx)
+{
+	uint8_t	f[6][32];
+	int	i;
+
+	for (i = 0; i < 6; i++)
+		memcpy(f[i], pk((uint8_t)(i + 1)), 32);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    6, NULL, 0, 1, NULL), 0);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    5, NULL, 0, 2, NULL), 0);
+	for (i = 1; i <= 3; i++) {
+		assert_int_equal(store_cursor_ensure(fx->st, pk(i), RA, 1), 1);
+		assert_int_equal(store_cursor_ensure(fx->st, pk(i), RB, 1), 1);
+	}
+	assert_int_equal(store_cursor_ensure(fx->st, pk(5), RA, 1), 1);
+	assert_int_equal(store_cursor_ensure(fx->st, pk(6), RA, 1), 1);
+	assert_int_equal(store_cursor_complete(fx->st, pk(1), RA, 2), 0);
+	assert_int_equal(store_cursor_complete(fx->st, pk(1), RB, 2), 0);
+	assert_int_equal(store_cursor_complete(fx->st, pk(2), RA, 2), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(2), RB, "burst",
+	    9, 2), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(3), RA, "until",
+	    -1, 2), 0);
+	assert_int_equal(store_cursor_page(fx->st, pk(5), RA, 10, 1, 1, 2), 0);
+	assert_int_equal(store_cursor_complete(fx->st, pk(6), RA, 2), 0);
+}
+
+static void
+test_summary(void **state)
+{
+	struct fixture			*fx = *state;
+	struct store_cursor_summary	 s;
+
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
+	assert_int_equal(s.authors_total, 0);
+	fill_summary(fx);
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
+	assert_int_equal(s.authors_total, 5);
+	assert_int_equal(s.authors_complete, 1);
+	assert_int_equal(s.authors_incomplete, 1);
+	assert_int_equal(s.authors_draining, 3);
+	assert_int_equal(s.cursors_total, 7);
+	assert_int_equal(s.cursors_complete, 3);
+	assert_int_equal(s.cursors_incomplete, 2);
+
+	/* Author 3's last relay finishes complete: now incomplete overall. */
+	assert_int_equal(store_cursor_complete(fx->st, pk(3), RB, 3), 0);
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
+	assert_int_equal(s.authors_incomplete, 2);
+	assert_int_equal(s.authors_draining, 2);
+}
+
+static void
+test_each_and_draining(void **state)
+{
+	struct fixture	*fx = *state;
+	struct seen	 s;
+
+	fill_summary(fx);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_cursors_each(fx->st, pk(2), seen_cb, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.relay[0], RA);
+	assert_string_equal(s.relay[1], RB);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_cursors_each(fx->st, NULL, seen_cb, &s), 0);
+	assert_int_equal(s.n, 8);
+	assert_int_equal(s.first[7], 6);
+
+	/* On RA only author 5 still drains (6 is stale). */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_cursors_draining(fx->st, RA, NULL, 10, seen_cb,
+	    &s), 1);
+	assert_int_equal(s.first[0], 5);
+	/* On RB author 3; round-robin after 3 finds nothing more. */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_cursors_draining(fx->st, RB, NULL, 10, seen_cb,
+	    &s), 1);
+	assert_int_equal(s.first[0], 3);
+	assert_int_equal(store_cursors_draining(fx->st, RB, pk(3), 10, seen_cb,
+	    &s), 0);
+	assert_int_equal(store_cursors_reset(fx->st, NULL, 5), 8);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_cursors_draining(fx->st, RB, pk(1), 1, seen_cb,
+	    &s), 1);
+	assert_int_equal(s.first[0], 2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reason_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_and_draining, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

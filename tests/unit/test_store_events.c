@@ -1,0 +1,428 @@
+/*
+ * test_store_events.c — the events family on a real store in a temporary
+ * directory: insert and dedup, the maintained totals (rows and JSON bytes,
+ * also after deletes), inbox rows only when asked, the newest replaceable
+ * event with NIP-01's tie rule, local queries, the per-relay newest live
+ * mark, and retention: oldest evictable first, never a queued event, never
+ * kinds 0, 3 or 10002, bounded steps that resume and wrap.
+ */
+#define _XOPEN_SOURCE 700	/* nftw */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "nostr/event.h"
+#include "nostr/filter.h"
+#include "nostr/key.h"
+#include "store/events.h"
+#include "store/store.h"
+
+struct fixture {
+	char		 dir[64];
+	struct store	*st;
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx = calloc(1, sizeof(*fx));
+	char		 err[256];
+
+	assert_non_null(fx);
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_store_events.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	assert_int_equal(store_open(&fx->st, fx->dir, err, sizeof(err)), 0);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*fx = *state;
+
+	store_close(fx->st);
+	nftw(fx->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+/* A row with id n (first byte), author a, the given kind/time and JSON. */
+static int
+put(struct fixture *fx, uint8_t n, uint8_t a, uint32_t kind, int64_t at,
+    const char *json, bool enqueue)
+{
+	uint8_t			id[32], pk[32];
+	struct store_event_row	row;
+
+	memset(id, 0, sizeof(id));
+	id[0] = n;
+	memset(pk, a, sizeof(pk));
+	row.id = id;
+	row.pubkey = pk;
+	row.kind = kind;
+	row.created_at = at;
+	row.json = json;
+	row.json_len = strlen(json);
+	row.source = "backfill";
+	row.first_relay = "wss://r.example";
+	row.received_at = 1700000000;
+	return store_event_insert(fx->st, &row, enqueue);
+}
+
+static bool
+has(struct fixture *fx, uint8_t n)
+{
+	uint8_t	id[32];
+	int	rc;
+
+	memset(id, 0, sizeof(id));
+	id[0] = n;
+	rc = store_event_exists(fx->st, id);
+	assert_true(rc == 0 || rc == 1);
+	return rc == 1;
+}
+
+static int64_t
+query_int(struct fixture *fx, const char *sql)
+{
+	sqlite3_stmt	*q = store_stmt(fx->st, sql);
+	int64_t		 v;
+
+	assert_non_null(q);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	v = sqlite3_column_int64(q, 0);
+	store_stmt_done(q);
+	return v;
+}
+
+static void
+assert_totals(struct fixture *fx, int64_t count, int64_t bytes)
+{
+	int64_t	c, b;
+
+	assert_int_equal(store_events_totals(fx->st, &c, &b), 0);
+	assert_int_equal(c, count);
+	assert_int_equal(b, bytes);
+}
+
+static void
+test_insert_dedup_totals(void **state)
+{
+	struct fixture	*fx = *state;
+	uint8_t		 id[32] = { 1 };
+	struct buf	 b;
+
+	assert_totals(fx, 0, 0);
+	assert_int_equal(put(fx, 1, 0xaa, 1, 100, "{\"a\":\"caf\xc3\xa9\"}",
+	    false), 1);
+	assert_int_equal(put(fx, 1, 0xaa, 1, 100, "{\"other\":1}", false), 0);
+	assert_int_equal(put(fx, 2, 0xaa, 1, 101, "{}", true), 1);
+	/* 13 bytes (the é is two), not 12 characters. */
+	assert_totals(fx, 2, 13 + 2);
+	assert_true(has(fx, 1));
+	assert_false(has(fx, 3));
+	assert_int_equal(query_int(fx, "SELECT count(*) FROM inbox"), 1);
+	assert_int_equal(query_int(fx, "SELECT count(*) FROM inbox WHERE "
+	    "substr(event_id, 1, 1) = x'02' AND state = 'pending'"), 1);
+
+	buf_init(&b, 1024);
+	assert_int_equal(store_event_get(fx->st, id, &b), 1);
+	assert_string_equal(buf_cstr(&b), "{\"a\":\"caf\xc3\xa9\"}");
+	id[0] = 9;
+	buf_reset(&b);
+	assert_int_equal(store_event_get(fx->st, id, &b), 0);
+	assert_int_equal(b.len, 0);
+	buf_free(&b);
+
+	assert_int_equal(store_exec(fx->st, "DELETE FROM inbox"), 0);
+	assert_int_equal(store_exec(fx->st, "DELETE FROM events WHERE "
+	    "kind = 1 AND created_at = 100"), 0);
+	assert_totals(fx, 1, 2);
+}
+
+/* A signed kind 3 of key at time at with content c; its id out. */
+static void
+put_signed(struct fixture *fx, const struct nostr_key *key, uint32_t kind,
+    int64_t at, const char *c, uint8_t id[32])
+{
+	struct event		ev;
+	struct buf		b;
+	struct store_event_row	row;
+
+	assert_int_equal(event_create(&ev, key, kind, at, NULL, c), EVENT_OK);
+	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
+	assert_int_equal(event_to_json(&ev, &b), 0);
+	row.id = ev.id;
+	row.pubkey = ev.pubkey;
+	row.kind = kind;
+	row.created_at = at;
+	row.json = buf_cstr(&b);
+	row.json_len = b.len;
+	row.source = "live";
+	row.first_relay = NULL;
+	row.received_at = at;
+	assert_int_equal(store_event_insert(fx->st, &row, false), 1);
+	memcpy(id, ev.id, 32);
+	buf_free(&b);
+	event_free(&ev);
+}
+
+static void
+test_newest_replaceable(void **state)
+{
+	struct fixture		*fx = *state;
+	struct nostr_key	 key;
+	uint8_t			 sk[32], a[32], b[32], c[32], d[32];
+	const uint8_t		*low;
+	struct event		 ev;
+	struct buf		 out;
+	int64_t			 at = 0;
+
+	memset(sk, 0x33, sizeof(sk));
+	assert_int_equal(key_from_secret(&key, sk), 0);
+	assert_int_equal(store_event_newest(fx->st, key.pubkey, 3, NULL, &at),
+	    0);
+	put_signed(fx, &key, 3, 1000, "old", a);
+	put_signed(fx, &key, 3, 2000, "tie one", b);
+	put_signed(fx, &key, 3, 2000, "tie two", c);
+	put_signed(fx, &key, 10002, 3000, "relays", d);
+	low = memcmp(b, c, 32) < 0 ? b : c;
+
+	buf_init(&out, EVENT_SERIAL_MAX_BYTES);
+	assert_int_equal(store_event_newest(fx->st, key.pubkey, 3, &out, &at),
+	    1);
+	assert_int_equal(at, 2000);
+	event_init(&ev);
+	assert_int_equal(store_event_newest_parsed(fx->st, key.pubkey, 3, &ev),
+	    1);
+	assert_memory_equal(ev.id, low, 32);
+	assert_int_equal(ev.created_at, 2000);
+	event_free(&ev);
+	assert_int_equal(store_event_newest_parsed(fx->st, key.pubkey, 10002,
+	    &ev), 1);
+	assert_memory_equal(ev.id, d, 32);
+	event_free(&ev);
+	assert_int_equal(store_event_newest_parsed(fx->st, key.pubkey, 0, &ev),
+	    0);
+	buf_free(&out);
+}
+
+struct collect {
+	char	seen[16][64];
+	size_t	n;
+};
+
+static int
+collect_cb(const char *json, size_t len, void *arg)
+{
+	struct collect	*c = arg;
+
+	assert_true(len < 64 && c->n < 16);
+	memcpy(c->seen[c->n], json, len);
+	c->seen[c->n++][len] = '\0';
+	return 0;
+}
+
+static void
+run_query(struct fixture *fx, const char *ftext, size_t max,
+    struct collect *c, int64_t want)
+{
+	struct filter	f;
+	char		err[128];
+
+	memset(c, 0, sizeof(*c));
+	assert_int_equal(filter_parse_text(&f, ftext, strlen(ftext), err,
+	    sizeof(err)), 0);
+	assert_int_equal(store_events_query(fx->st, &f, max, collect_cb, c),
+	    want);
+	assert_int_equal(c->n, (size_t)want);
+	filter_free(&f);
+}
+
+static void
+test_query(void **state)
+{
+	struct fixture	*fx = *state;
+	struct collect	 c;
+	char		 f[256], hex[65];
+	uint8_t		 pk[32];
+
+	assert_int_equal(put(fx, 1, 0xaa, 1, 100, "{\"n\":1}", false), 1);
+	assert_int_equal(put(fx, 2, 0xaa, 7, 200, "{\"n\":2}", false), 1);
+	assert_int_equal(put(fx, 3, 0xbb, 1, 300, "{\"n\":3}", false), 1);
+	assert_int_equal(put(fx, 4, 0xaa, 1, 400, "{\"n\":4}", false), 1);
+
+	memset(pk, 0xaa, sizeof(pk));
+	hex_encode(pk, 32, hex, sizeof(hex));
+	snprintf(f, sizeof(f), "{\"authors\":[\"%s\"],\"kinds\":[1]}", hex);
+	run_query(fx, f, 10, &c, 2);
+	assert_string_equal(c.seen[0], "{\"n\":4}");	/* newest first */
+	assert_string_equal(c.seen[1], "{\"n\":1}");
+	run_query(fx, "{\"since\":200,\"until\":300}", 10, &c, 2);
+	assert_string_equal(c.seen[0], "{\"n\":3}");
+	run_query(fx, "{\"limit\":3}", 10, &c, 3);
+	run_query(fx, "{}", 1, &c, 1);
+	assert_string_equal(c.seen[0], "{\"n\":4}");
+	run_query(fx, "{\"kinds\":[]}", 10, &c, 0);
+	run_query(fx, "{\"ids\":[\"03000000000000000000000000000000"
+	    "00000000000000000000000000000000\"]}", 10, &c, 1);
+	assert_string_equal(c.seen[0], "{\"n\":3}");
+}
+
+static void
+test_relay_newest(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 at = -1;
+
+	assert_int_equal(store_relay_newest_get(fx->st, "wss://a", &at), 0);
+	assert_int_equal(at, 0);
+	assert_int_equal(store_relay_newest_note(fx->st, "wss://a", 500), 0);
+	assert_int_equal(store_relay_newest_note(fx->st, "wss://a", 400), 0);
+	assert_int_equal(store_relay_newest_note(fx->st, "wss://b", 100), 0);
+	assert_int_equal(store_relay_newest_get(fx->st, "wss://a", &at), 0);
+	assert_int_equal(at, 500);
+	assert_int_equal(store_relay_newest_get(fx->st, "wss://b", &at), 0);
+	assert_int_equal(at, 100);
+}
+
+/*
+ * Ten 10-byte events at times 1..10: 1 is kind 0, 2 kind 3, 3 kind 10002,
+ * 4 is queued for the uplink, 5..10 plain kind 1. Budget 70 bytes: the
+ * oldest evictable ones (5, 6, 7) go, nothing else.
+ */
+static void
+fill_ten(struct fixture *fx)
+{
+	static const uint32_t	kinds[] = { 0, 3, 10002, 1, 1, 1, 1, 1, 1, 1 };
+	uint8_t			i;
+
+	for (i = 1; i <= 10; i++)
+		assert_int_equal(put(fx, i, 0xcc, kinds[i - 1], i,
+		    "0123456789", i == 4), 1);
+	assert_totals(fx, 10, 100);
+}
+
+static void
+test_evict_order_and_protection(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 evicted = -1;
+	uint8_t		 i;
+
+	fill_ten(fx);
+	assert_int_equal(store_events_evict(fx->st, 100, &evicted), 0);
+	assert_int_equal(evicted, 0);
+	assert_int_equal(store_events_evict(fx->st, 70, &evicted), 0);
+	assert_int_equal(evicted, 3);
+	assert_totals(fx, 7, 70);
+	for (i = 1; i <= 10; i++)
+		assert_int_equal(has(fx, i), i < 5 || i > 7);
+
+	/* Far under: everything evictable goes, protected rows stay. */
+	assert_int_equal(store_events_evict(fx->st, 0, &evicted), 1);
+	assert_int_equal(evicted, 3);
+	assert_totals(fx, 4, 40);
+	for (i = 1; i <= 4; i++)
+		assert_true(has(fx, i));
+	assert_int_equal(store_events_evict(fx->st, 0, &evicted), 1);
+	assert_int_equal(evicted, 0);
+	assert_int_equal(query_int(fx, "SELECT count(*) FROM inbox"), 1);
+
+	/* Once the uplink confirmed it, the queued one may go. */
+	assert_int_equal(store_exec(fx->st, "DELETE FROM inbox"), 0);
+	assert_int_equal(store_events_evict(fx->st, 0, &evicted), 1);
+	assert_int_equal(evicted, 1);
+	assert_false(has(fx, 4));
+	assert_totals(fx, 3, 30);
+}
+
+/*
+ * One step looks at no more than STORE_EVICT_SCAN_ROWS rows: behind a
+ * long run of protected rows it frees nothing, then resumes where it
+ * stopped on the next call instead of scanning the same rows again.
+ */
+static void
+test_evict_bounded_resume(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 evicted = -1, i, n = STORE_EVICT_SCAN_ROWS + 10;
+	uint8_t		 id[32], pk[32];
+	struct store_event_row row;
+
+	memset(id, 0, sizeof(id));
+	memset(pk, 1, sizeof(pk));
+	row.id = id;
+	row.pubkey = pk;
+	row.json = "x";
+	row.json_len = 1;
+	row.source = "backfill";
+	row.first_relay = NULL;
+	row.received_at = 1;
+	assert_int_equal(store_begin(fx->st), 0);
+	for (i = 0; i < n; i++) {
+		id[0] = (uint8_t)(i >> 8);
+		id[1] = (uint8_t)i;
+		row.kind = i < STORE_EVICT_SCAN_ROWS ? 3 : 1;
+		row.created_at = i;
+		assert_int_equal(store_event_insert(fx->st, &row, false), 1);
+	}
+	assert_int_equal(store_commit(fx->st), 0);
+	assert_totals(fx, n, n);
+	assert_int_equal(store_events_evict(fx->st, n - 5, &evicted), 1);
+	assert_int_equal(evicted, 0);
+	assert_int_equal(store_events_evict(fx->st, n - 5, &evicted), 0);
+	assert_int_equal(evicted, 5);
+	assert_totals(fx, n - 5, n - 5);
+	/* The five oldest kind 1 rows went. */
+	assert_int_equal(query_int(fx, "SELECT min(created_at) FROM events "
+	    "WHERE kind = 1"), STORE_EVICT_SCAN_ROWS + 5);
+	/* Over budget with nothing left to take: the sweep wraps. */
+	assert_int_equal(store_events_evict(fx->st, 0, &evicted), 1);
+	assert_int_equal(evicted, 5);
+	assert_int_equal(store_events_evict(fx->st, 0, &evicted), 1);
+	assert_int_equal(evicted, 0);
+	assert_totals(fx, STORE_EVICT_SCAN_ROWS, STORE_EVICT_SCAN_ROWS);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_insert_dedup_totals, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_newest_replaceable, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relay_newest, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_evict_order_and_protection,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evict_bounded_resume, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,375 @@
+/*
+ * test_store_follows.c — the follows and author_relays tables on a real
+ * store: a sync adds, drops (stale, kept) and brings back authors with
+ * exact change counts and timestamps; roots are followed and flagged;
+ * relay lists come from the newest kind 10002 only, with NIP-65 markers,
+ * normalised URLs, repeats merged and non-ws URLs skipped; the readers
+ * the planners use return exactly the followed writers.
+ */
+#define _XOPEN_SOURCE 700	/* nftw */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/limits.h"
+#include "nostr/event.h"
+#include "nostr/key.h"
+#include "store/follows.h"
+#include "store/store.h"
+
+struct fixture {
+	char		 dir[64];
+	struct store	*st;
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx = calloc(1, sizeof(*fx));
+	char		 err[256];
+
+	assert_non_null(fx);
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_store_follows.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	assert_int_equal(store_open(&fx->st, fx->dir, err, sizeof(err)), 0);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*fx = *state;
+
+	store_close(fx->st);
+	nftw(fx->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+static void
+pk(uint8_t out[32], uint8_t b)
+{
+	memset(out, b, 32);
+}
+
+static void
+assert_change(const struct store_follows_change *c, size_t added,
+    size_t returned, size_t dropped, size_t active)
+{
+	assert_int_equal(c->added, added);
+	assert_int_equal(c->returned, returned);
+	assert_int_equal(c->dropped, dropped);
+	assert_int_equal(c->active, active);
+}
+
+static void
+assert_follow(struct fixture *fx, uint8_t b, bool root, bool stale,
+    int64_t first, int64_t last)
+{
+	struct store_follow	f;
+	uint8_t			k[32];
+
+	pk(k, b);
+	assert_int_equal(store_follow_get(fx->st, k, &f), 1);
+	assert_memory_equal(f.pubkey, k, 32);
+	assert_int_equal(f.is_root, root);
+	assert_int_equal(f.stale, stale);
+	assert_int_equal(f.first_seen, first);
+	assert_int_equal(f.last_seen, last);
+}
+
+static void
+test_sync(void **state)
+{
+	struct fixture			*fx = *state;
+	struct store_follows_change	 c;
+	uint8_t				 f[5][32], r[1][32], (*act)[32];
+	int64_t				 active, stale;
+	size_t				 n;
+
+	pk(r[0], 0x10);
+	pk(f[0], 0x0a);
+	pk(f[1], 0x0b);
+	pk(f[2], 0x0c);
+	pk(f[3], 0x0b);		/* a repeat */
+	pk(f[4], 0x10);		/* the root also in its own list */
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    5, (const uint8_t (*)[32])r, 1, 1000, &c), 0);
+	assert_change(&c, 4, 0, 0, 4);
+	assert_follow(fx, 0x10, true, false, 1000, 1000);
+	assert_follow(fx, 0x0b, false, false, 1000, 1000);
+	assert_int_equal(store_follows_count(fx->st, &active, &stale), 0);
+	assert_int_equal(active, 4);
+	assert_int_equal(stale, 0);
+
+	/* C unfollowed: stale, kept. */
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    2, (const uint8_t (*)[32])r, 1, 2000, &c), 0);
+	assert_change(&c, 0, 0, 1, 3);
+	assert_follow(fx, 0x0c, false, true, 1000, 1000);
+	assert_follow(fx, 0x0a, false, false, 1000, 2000);
+	assert_int_equal(store_follows_count(fx->st, &active, &stale), 0);
+	assert_int_equal(active, 3);
+	assert_int_equal(stale, 1);
+
+	/* C back, B gone, in the same second as the last sync. */
+	memcpy(f[1], f[2], 32);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    2, (const uint8_t (*)[32])r, 1, 2000, &c), 0);
+	assert_change(&c, 0, 1, 1, 3);
+	assert_follow(fx, 0x0c, false, false, 1000, 2000);
+	assert_follow(fx, 0x0b, false, true, 1000, 2000);
+
+	/* The root demoted to a plain follow of a new root. */
+	pk(r[0], 0x20);
+	pk(f[2], 0x10);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    3, (const uint8_t (*)[32])r, 1, 3000, NULL), 0);
+	assert_follow(fx, 0x10, false, false, 1000, 3000);
+	assert_follow(fx, 0x20, true, false, 3000, 3000);
+
+	assert_int_equal(store_follows_active(fx->st, &act, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(act[0][0], 0x0a);
+	assert_int_equal(act[1][0], 0x0c);
+	assert_int_equal(act[2][0], 0x10);
+	assert_int_equal(act[3][0], 0x20);
+	free(act);
+
+	assert_int_equal(store_follow_add_fetched(fx->st, f[0], 7), 0);
+	assert_int_equal(store_follow_add_fetched(fx->st, f[0], 5), 0);
+	{
+		struct store_follow	sf;
+
+		assert_int_equal(store_follow_get(fx->st, f[0], &sf), 1);
+		assert_int_equal(sf.events_fetched, 12);
+		pk(f[4], 0x77);
+		assert_int_equal(store_follow_get(fx->st, f[4], &sf), 0);
+	}
+}
+
+static int
+count_cb(const struct store_follow *f, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void
+test_each_stale(void **state)
+{
+	struct fixture	*fx = *state;
+	uint8_t		 f[3][32];
+	int		 n = 0;
+
+	pk(f[0], 1);
+	pk(f[1], 2);
+	pk(f[2], 3);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    3, NULL, 0, 10, NULL), 0);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    1, NULL, 0, 20, NULL), 0);
+	assert_int_equal(store_follows_each(fx->st, false, count_cb, &n), 0);
+	assert_int_equal(n, 1);
+	n = 0;
+	assert_int_equal(store_follows_each(fx->st, true, count_cb, &n), 0);
+	assert_int_equal(n, 3);
+}
+
+static void
+test_normalise(void **state)
+{
+	char	out[URL_MAX_BYTES + 1];
+
+	(void)state;
+	assert_int_equal(store_relay_url_normalise("wss://Relay.Example.COM:443/",
+	    out, sizeof(out)), 0);
+	assert_string_equal(out, "wss://relay.example.com");
+	assert_int_equal(store_relay_url_normalise("WS://127.0.0.1:7000/sub?x=1",
+	    out, sizeof(out)), 0);
+	assert_string_equal(out, "ws://127.0.0.1:7000/sub?x=1");
+	assert_int_equal(store_relay_url_normalise("ws://[::1]:80", out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, "ws://[::1]");
+	assert_int_equal(store_relay_url_normalise("https://relay.example.com",
+	    out, sizeof(out)), -1);
+	assert_int_equal(store_relay_url_normalise("not a url", out,
+	    sizeof(out)), -1);
+	assert_int_equal(store_relay_url_normalise("wss://relay.example.com",
+	    out, 10), -1);
+}
+
+/* A kind 10002 of key at time at with tags given as JSON text. */
+static void
+relay_list(const struct nostr_key *key, int64_t at, const char *tags,
+    struct event *ev)
+{
+	cJSON	*t = cJSON_Parse(tags);
+
+	assert_non_null(t);
+	assert_int_equal(event_create(ev, key, 10002, at, t, ""), EVENT_OK);
+	cJSON_Delete(t);
+}
+
+struct rel_seen {
+	char	url[8][64];
+	int	read[8], write[8];
+	int	n;
+};
+
+static int
+rel_cb(const uint8_t pubkey[32], const struct store_author_relay *r,
+    void *arg)
+{
+	struct rel_seen	*s = arg;
+
+	assert_true(s->n < 8);
+	snprintf(s->url[s->n], sizeof(s->url[0]), "%s", r->url);
+	s->read[s->n] = r->read;
+	s->write[s->n] = r->write;
+	s->n++;
+	return 0;
+}
+
+static void
+test_author_relays(void **state)
+{
+	struct fixture		*fx = *state;
+	struct nostr_key	 key;
+	struct event		 ev;
+	struct rel_seen		 s;
+	uint8_t			 sk[32];
+
+	memset(sk, 0x44, sizeof(sk));
+	assert_int_equal(key_from_secret(&key, sk), 0);
+	relay_list(&key, 500, "[[\"r\",\"wss://Both.example/\"],"
+	    "[\"r\",\"wss://read.example\",\"read\"],"
+	    "[\"r\",\"wss://write.example\",\"write\"],"
+	    "[\"r\",\"https://web.example\"],[\"p\",\"wss://p.example\"],"
+	    "[\"r\",\"wss://read.example\",\"write\"]]", &ev);
+	assert_int_equal(store_author_relays_from_event(fx->st, &ev), 1);
+	event_free(&ev);
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_author_relays_each(fx->st, key.pubkey, rel_cb,
+	    &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.url[0], "wss://both.example");
+	assert_true(s.read[0] && s.write[0]);
+	assert_string_equal(s.url[1], "wss://read.example");
+	assert_true(s.read[1] && s.write[1]);	/* merged with the repeat */
+	assert_string_equal(s.url[2], "wss://write.example");
+	assert_true(!s.read[2] && s.write[2]);
+
+	/* An older list changes nothing; a newer one replaces all rows. */
+	relay_list(&key, 400, "[[\"r\",\"wss://old.example\"]]", &ev);
+	assert_int_equal(store_author_relays_from_event(fx->st, &ev), 0);
+	event_free(&ev);
+	relay_list(&key, 600, "[[\"r\",\"wss://new.example\",\"read\"]]", &ev);
+	assert_int_equal(store_author_relays_from_event(fx->st, &ev), 1);
+	event_free(&ev);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_author_relays_each(fx->st, key.pubkey, rel_cb,
+	    &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.url[0], "wss://new.example");
+	assert_true(s.read[0] && !s.write[0]);
+}
+
+static int
+writer_cb(const uint8_t pubkey[32], const struct store_author_relay *r,
+    void *arg)
+{
+	struct rel_seen	*s = arg;
+
+	s->read[s->n++] = pubkey[0];
+	return 0;
+}
+
+static int
+wr_cb(const char *url, int64_t authors, void *arg)
+{
+	struct rel_seen	*s = arg;
+
+	snprintf(s->url[s->n], sizeof(s->url[0]), "%s", url);
+	s->write[s->n++] = (int)authors;
+	return 0;
+}
+
+static void
+test_writers(void **state)
+{
+	struct fixture			*fx = *state;
+	uint8_t				 f[3][32];
+	struct store_author_relay	 a[] = {
+		{ "wss://x.example", true, true },
+		{ "wss://y.example", true, false },
+	};
+	struct store_author_relay	 b[] = { { "wss://x.example", false, true } };
+	struct rel_seen			 s;
+
+	pk(f[0], 1);
+	pk(f[1], 2);
+	pk(f[2], 3);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    3, NULL, 0, 10, NULL), 0);
+	assert_int_equal(store_author_relays_set(fx->st, f[0], a, 2, 5), 1);
+	assert_int_equal(store_author_relays_set(fx->st, f[1], b, 1, 5), 1);
+	assert_int_equal(store_author_relays_set(fx->st, f[2], b, 1, 5), 1);
+	assert_int_equal(store_author_relays_set(fx->st, f[2], b, 1, 5), 0);
+	/* Author 3 unfollowed: no longer a writer anyone subscribes to. */
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    2, NULL, 0, 20, NULL), 0);
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_relay_writers_each(fx->st, "wss://x.example",
+	    writer_cb, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.read[0], 1);
+	assert_int_equal(s.read[1], 2);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_relay_writers_each(fx->st, "wss://y.example",
+	    writer_cb, &s), 0);
+	assert_int_equal(s.n, 0);
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_write_relays_each(fx->st, wr_cb, &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.url[0], "wss://x.example");
+	assert_int_equal(s.write[0], 2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_stale, setup,
+		    teardown),
+		cmocka_unit_test(test_normalise),
+		cmocka_unit_test_setup_teardown(test_author_relays, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_writers, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
