@@ -1,0 +1,111 @@
+// browser_check.mjs — drives Debian's chromium (through playwright-core,
+// no browser download) against a running cacheboxd: the status page must
+// show the live values of /api/status, a mutating form must work with the
+// admin token (and fail without the right one), and a screenshot is saved.
+// Usage: node browser_check.mjs BASE_URL TOKEN SCREENSHOT USER_DATA_DIR
+// Prints "ok - ..." / "FAIL - ..." lines; exits 1 if anything failed.
+import { chromium } from 'playwright-core';
+
+const [base, token, shot, userDir] = process.argv.slice(2);
+let fails = 0;
+const ok = (d) => console.log('ok - ' + d);
+const fail = (d) => { fails++; console.log('FAIL - ' + d); };
+const check = (d, cond, detail) => (cond ? ok(d) : fail(d + (detail ? ': ' + detail : '')));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function api(path) {
+  const r = await fetch(base + path, { cache: 'no-store' });
+  return r.json();
+}
+
+// Poll until the page shows what /api/status says at that moment (the page
+// refreshes every 2 s, so one status may lag; the values settle as the
+// backfill ends).
+async function settle(page, what, fromStatus, fromPage, seconds = 30) {
+  let want, got;
+  for (let i = 0; i < seconds * 4; i++) {
+    want = fromStatus(await api('/api/status'));
+    got = await fromPage(page);
+    if (JSON.stringify(want) === JSON.stringify(got)) return [want, got];
+    await sleep(250);
+  }
+  return [want, got];
+}
+
+const ctx = await chromium.launchPersistentContext(userDir, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+    '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 900 },
+});
+try {
+  const page = ctx.pages()[0] || await ctx.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  // Anything not from the box itself would mean the page is not offline-safe.
+  const foreign = [];
+  page.on('request', (r) => { if (!r.url().startsWith(base)) foreign.push(r.url()); });
+
+  await page.goto(base + '/', { waitUntil: 'domcontentloaded' });
+  const st = await api('/api/status');
+  await page.waitForFunction(() => document.querySelector('#version').textContent !== '…', null, { timeout: 10000 });
+  check('version shown', await page.textContent('#version') === st.version);
+  check('npub shown', await page.textContent('#npub') === st.npub);
+
+  // Wait for the backfill to reach the page: some authors, some relays.
+  let [want, got] = await settle(page, 'progress',
+    (s) => (s.backfill.authors_total > 0 ? `${s.backfill.authors_complete.toLocaleString('en-US')} / ${s.backfill.authors_total.toLocaleString('en-US')}` : 'none yet'),
+    (p) => p.textContent('#progress-text'), 60);
+  check(`progress text matches /api/status (${got})`, want === got, `page ${got}, status ${want}`);
+  [want, got] = await settle(page, 'bar',
+    (s) => Math.round(1000 * s.backfill.authors_complete / s.backfill.authors_total) / 10,
+    async (p) => Math.round(10 * parseFloat(await p.$eval('#progress-bar', (e) => e.style.width))) / 10);
+  check(`progress bar width ${got}% follows the counts`, want === got, `want ${want}%`);
+
+  [want, got] = await settle(page, 'relays',
+    (s) => s.relays.map((r) => [r.url, r.state, r.events.toLocaleString('en-US')]),
+    (p) => p.$$eval('#relays tbody tr[data-url]', (rows) => rows.map((r) =>
+      [r.children[0].textContent, r.children[2].textContent, r.children[3].textContent])));
+  check(`relay table rows match /api/status (${got.length} relays)`, JSON.stringify(want) === JSON.stringify(got) && got.length > 0,
+    `page ${JSON.stringify(got)} status ${JSON.stringify(want)}`);
+
+  [want, got] = await settle(page, 'events',
+    (s) => s.store.events.toLocaleString('en-US'), (p) => p.textContent('#store-events'));
+  check(`stored events match /api/status (${got})`, want === got, `page ${got}, status ${want}`);
+
+  check('no script or load errors', errors.length === 0, errors.join('; '));
+
+  // A mutating form: wrong token first (the browser logs its 401), then the right one.
+  const form = page.locator('form[data-command="config set"]');
+  await form.locator('input[name="key"]').fill('backfill.page_size');
+  await form.locator('input[name="value"]').fill('321');
+  await page.fill('#token', 'not-the-token');
+  await form.locator('button').click();
+  await page.waitForFunction(() => !document.querySelector('#result').hidden &&
+    document.querySelector('#result').textContent.includes('config set'));
+  const refused = await page.textContent('#result');
+  check('wrong token: the page shows the refusal', refused.includes('wrong admin token'), refused);
+  const before = await api('/api/config/get?key=backfill.page_size');
+  check('wrong token: nothing changed', before.value !== '321', before.value);
+
+  await page.fill('#token', token);
+  await form.locator('button').click();
+  await page.waitForFunction(() => document.querySelector('#result').textContent.includes('done'));
+  const after = await api('/api/config/get?key=backfill.page_size');
+  check('right token: config set took effect (via the API)', after.value === '321' && after.source === 'database',
+    JSON.stringify(after));
+  check('token kept in sessionStorage', await page.evaluate(() => sessionStorage.getItem('cachebox.token')) === token);
+
+  check('no request left the box', foreign.length === 0, foreign.join(' '));
+  await page.fill('#token', '');
+  await page.evaluate(() => { document.querySelector('#result').hidden = true; });
+  await sleep(2200);	// one more refresh so the screenshot shows settled values
+  await page.screenshot({ path: shot, fullPage: true });
+  ok('screenshot saved to ' + shot);
+} finally {
+  await ctx.close();
+}
+process.exit(fails ? 1 : 0);
