@@ -175,5 +175,6 @@
 #define DRAIN_GIVEUP_FAILURES		8		/* failed connects in a row after which waiting steps stall */
 #define DRAIN_RETRY_MS			2000		/* pause of a relay's drain after a refusal, ms */
 #define DRAIN_SAME_SECOND_MIN		2		/* events in one second before a page can be a burst */
+#define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "store/config_store.h"
 #include "ui/cmd_box.h"
+#include "ui/cmd_sync.h"
 #include "ui/commands.h"
 #include "ui/status.h"
 
@@ -190,6 +191,11 @@ static const struct command command_table[] = {
 	    "info, debug)", true, cmd_log_level, false },
 	{ "admin-token set", "token", "set the bearer token of the web API's "
 	    "mutating calls (console only)", true, cmd_admin_token_set, true },
+	{ "follows", "[author]", "followed authors with their drain progress "
+	    "on every relay", false, cmd_follows, false },
+	{ "backfill reset", "[author]", "drain one author's history (or "
+	    "everyone's) again from the newest event", true,
+	    cmd_backfill_reset, false },
 	{ NULL, NULL, NULL, false, NULL, false },
 };
 

@@ -1,0 +1,167 @@
+/*
+ * cmd_sync.c — `follows` and `backfill reset`. Progress is read through
+ * the store's follows and cursors families; a reset goes through the drain
+ * so steps in flight for the author are dropped before its cursors move
+ * back. These handlers never write SQL themselves and never block beyond
+ * the store's reads; a listing stops after FOLLOWS_LIST_MAX_CURSORS cursor
+ * rows (and says so) so a reply stays within CTL_MAX_REPLY.
+ */
+#include <string.h>
+
+#include "app.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "nostr/nip19.h"
+#include "store/cursors.h"
+#include "store/follows.h"
+#include "sync/drain.h"
+#include "ui/cmd_sync.h"
+#include "ui/commands.h"
+
+struct listing {
+	struct app	*app;
+	cJSON		*list;
+	size_t		 rows;
+	bool		 truncated;
+};
+
+struct author_progress {
+	cJSON		*relays;
+	size_t		 n, complete, incomplete;
+	size_t		*rows;
+};
+
+/* The author named by args["author"] into pk: 1 given, 0 absent, -1 bad. */
+static int
+arg_author(const cJSON *args, uint8_t pk[32])
+{
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(args, "author");
+
+	if (v == NULL || cJSON_IsNull(v) ||
+	    (cJSON_IsString(v) && v->valuestring[0] == '\0'))
+		return 0;
+	if (!cJSON_IsString(v) || nip19_pubkey_parse(v->valuestring, pk) == -1)
+		return -1;
+	return 1;
+}
+
+static int
+add_cursor(const struct store_cursor *c, void *arg)
+{
+	struct author_progress	*ap = arg;
+	cJSON			*r;
+
+	ap->n++;
+	if (c->state == STORE_CURSOR_COMPLETE)
+		ap->complete++;
+	else if (c->state == STORE_CURSOR_INCOMPLETE)
+		ap->incomplete++;
+	if (*ap->rows >= FOLLOWS_LIST_MAX_CURSORS ||
+	    (r = cJSON_CreateObject()) == NULL)
+		return 0;
+	(*ap->rows)++;
+	cJSON_AddStringToObject(r, "url", c->relay);
+	cJSON_AddStringToObject(r, "state", store_cursor_state_name(c->state));
+	if (c->started)
+		cJSON_AddNumberToObject(r, "until", (double)c->until_cursor);
+	else
+		cJSON_AddNullToObject(r, "until");
+	cJSON_AddNumberToObject(r, "pages", (double)c->pages);
+	cJSON_AddNumberToObject(r, "events", (double)c->events);
+	cJSON_AddNumberToObject(r, "new_events", (double)c->new_events);
+	cJSON_AddNumberToObject(r, "stalls", (double)c->stalls);
+	if (c->reason[0] != '\0')
+		cJSON_AddStringToObject(r, "reason", c->reason);
+	if (c->has_gap)
+		cJSON_AddNumberToObject(r, "gap_since", (double)c->gap_since);
+	cJSON_AddItemToArray(ap->relays, r);
+	return 0;
+}
+
+static const char *
+author_state(const struct author_progress *ap)
+{
+	if (ap->n > 0 && ap->complete == ap->n)
+		return "complete";
+	if (ap->n > 0 && ap->complete + ap->incomplete == ap->n)
+		return "incomplete";
+	return "draining";
+}
+
+static int
+add_follow(const struct store_follow *f, void *arg)
+{
+	struct listing		*l = arg;
+	struct author_progress	 ap = { 0 };
+	char			 hex[65], npub[96];
+	cJSON			*a;
+
+	if ((a = cJSON_CreateObject()) == NULL)
+		return 1;
+	hex_encode(f->pubkey, 32, hex, sizeof(hex));
+	nip19_encode32(NIP19_NPUB, f->pubkey, npub, sizeof(npub));
+	cJSON_AddStringToObject(a, "pubkey", hex);
+	cJSON_AddStringToObject(a, "npub", npub);
+	cJSON_AddBoolToObject(a, "is_root", f->is_root);
+	cJSON_AddBoolToObject(a, "stale", f->stale);
+	cJSON_AddNumberToObject(a, "events_fetched", (double)f->events_fetched);
+	ap.relays = cJSON_CreateArray();
+	ap.rows = &l->rows;
+	(void)store_cursors_each(l->app->store, f->pubkey, add_cursor, &ap);
+	if (ap.n > (size_t)cJSON_GetArraySize(ap.relays))
+		l->truncated = true;
+	cJSON_AddStringToObject(a, "state", author_state(&ap));
+	cJSON_AddNumberToObject(a, "relays_complete", (double)ap.complete);
+	cJSON_AddNumberToObject(a, "relays_incomplete", (double)ap.incomplete);
+	cJSON_AddItemToObject(a, "relays", ap.relays);
+	cJSON_AddItemToArray(l->list, a);
+	return 0;
+}
+
+cJSON *
+cmd_follows(struct app *app, const cJSON *args)
+{
+	struct listing		 l = { .app = app };
+	struct store_follow	 f;
+	uint8_t			 pk[32];
+	cJSON			*r;
+	int			 which = arg_author(args, pk);
+
+	if (which == -1)
+		return commands_error("follows: author must be an npub or 64 "
+		    "hex digits");
+	if ((r = cJSON_CreateObject()) == NULL)
+		return NULL;
+	l.list = cJSON_AddArrayToObject(r, "follows");
+	if (which == 1) {
+		if (store_follow_get(app->store, pk, &f) != 1) {
+			cJSON_Delete(r);
+			return commands_error("follows: not a followed author");
+		}
+		(void)add_follow(&f, &l);
+	} else
+		(void)store_follows_each(app->store, false, add_follow, &l);
+	cJSON_AddBoolToObject(r, "truncated", l.truncated);
+	return r;
+}
+
+cJSON *
+cmd_backfill_reset(struct app *app, const cJSON *args)
+{
+	uint8_t		 pk[32];
+	int		 which = arg_author(args, pk);
+	int64_t		 n;
+	cJSON		*r;
+
+	if (which == -1)
+		return commands_error("backfill reset: author must be an npub "
+		    "or 64 hex digits");
+	if (app->drain == NULL)
+		return commands_error("backfill reset: the drain is not "
+		    "running");
+	if ((n = drain_reset(app->drain, which == 1 ? pk : NULL)) < 0)
+		return commands_error("backfill reset: the store failed");
+	if ((r = cJSON_CreateObject()) != NULL)
+		cJSON_AddNumberToObject(r, "reset", (double)n);
+	return r;
+}

@@ -1,0 +1,24 @@
+/*
+ * cmd_sync.h — the planners' commands: the followed authors with their
+ * per-relay drain progress, and resetting the drain of one author or of
+ * all. Rows of the command table (commands.c); each answers a new JSON
+ * object the caller owns, or {"error": "..."}.
+ */
+#ifndef CACHEBOX_UI_CMD_SYNC_H
+#define CACHEBOX_UI_CMD_SYNC_H
+
+#include <cjson/cJSON.h>
+
+struct app;
+
+/*
+ * Args {"author": npub-or-hex} (optional: every followed author):
+ * {"follows": [{pubkey, npub, is_root, stale, events_fetched, state,
+ * relays: [{url, state, until, pages, events, new_events, reason,
+ * gap_since}]}], "truncated": bool}.
+ */
+cJSON	*cmd_follows(struct app *, const cJSON *args);
+/* Args {"author": npub-or-hex} (optional: all): {"reset": cursor rows}. */
+cJSON	*cmd_backfill_reset(struct app *, const cJSON *args);
+
+#endif
