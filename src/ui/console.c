@@ -87,15 +87,18 @@ out_str(struct console *con, const char *s)
 	out_put(con, s, strlen(s));
 }
 
-/* After a write made room: queue the marker if output was lost. */
+/*
+ * After a write made room: if output was lost, queue the marker and a
+ * fresh prompt (what was lost may have been the prompt).
+ */
 static void
 out_mark(struct console *con)
 {
 	char	mark[64];
 	int	n;
 
-	n = snprintf(mark, sizeof(mark), "%s%s%s", con->nl, CONSOLE_DROP_MARK,
-	    con->nl);
+	n = snprintf(mark, sizeof(mark), "%s%s%s%s", con->nl,
+	    CONSOLE_DROP_MARK, con->nl, CONSOLE_PROMPT);
 	if (!con->dropped || con->out.len + (size_t)n > CONSOLE_OUT_QUEUE_BYTES)
 		return;
 	con->dropped = 0;
