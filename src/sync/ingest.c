@@ -439,7 +439,9 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 	    (known = ingest_known(ing, id)) != 0) {
 		if (known == 1) {
 			peek_info(obj, id, info);
-			if (src == INGEST_LIVE && relay != NULL)
+			/* Unverified claim: never let it move since past now. */
+			if (src == INGEST_LIVE && relay != NULL &&
+			    info->created_at <= clock_wall_s())
 				(void)newest_note(ing, relay, info->created_at);
 		}
 		cJSON_Delete(obj);
