@@ -32,8 +32,11 @@ test-pkgs:
 	toolchain/install-deps.sh test
 
 # npm ci wipes and reinstalls; do it only when the pinned set changed.
+# better-sqlite3 (the interop relay's store) is compiled by node-gyp: point it
+# at the installed Node headers so nothing is downloaded (several minutes).
+NODEDIR ?= $(if $(wildcard /usr/include/node/common.gypi),/usr)
 tests/node_modules/.installed: tests/package.json tests/package-lock.json | test-pkgs
-	cd tests && npm ci --no-audit --no-fund
+	cd tests && $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR)) npm ci --no-audit --no-fund
 	touch $@
 
 run: all
