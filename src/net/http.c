@@ -466,7 +466,7 @@ http_get(struct loop *l, const char *text, const struct http_opts *o,
     http_cb cb, void *arg, char *err, size_t errlen)
 {
 	static const struct stream_cbs	 scbs = {
-		http_on_ready, http_on_error, http_on_io
+		http_on_ready, http_on_error, http_on_io, NULL
 	};
 	struct stream_opts		 so;
 	struct http_req			*r;

@@ -59,6 +59,15 @@ stream_update_events(struct stream *s)
 	loop_fd_set_events(s->loop, s->fd, ev);
 }
 
+/* A later opening step: record it and tell the owner (who keeps s). */
+static void
+stream_stage(struct stream *s, enum stream_state st)
+{
+	s->state = st;
+	if (s->cbs.on_stage != NULL)
+		s->cbs.on_stage(s->arg, st);
+}
+
 /* Last thing a caller does: the owner may close s inside on_error. */
 static void
 stream_fail(struct stream *s, const char *reason)
@@ -129,14 +138,14 @@ stream_on_connected(int fd, const char *err, void *arg)
 		stream_fail(s, "cannot start TLS session");
 		return;
 	}
-	s->state = STREAM_HANDSHAKE;
+	stream_stage(s, STREAM_HANDSHAKE);
 	stream_handshake(s);
 }
 
+/* Start TCP; the caller has set (or announced) STREAM_CONNECTING. */
 static int
 stream_connect(struct stream *s, const struct dns_addrs *addrs)
 {
-	s->state = STREAM_CONNECTING;
 	s->tconn = tcp_connect(s->loop, addrs, s->attempt_ms,
 	    stream_on_connected, s);
 	return s->tconn == NULL ? -1 : 0;
@@ -154,6 +163,7 @@ stream_on_resolved(const struct dns_addrs *addrs, const char *err, void *arg)
 		stream_fail(s, e);
 		return;
 	}
+	stream_stage(s, STREAM_CONNECTING);
 	if (stream_connect(s, addrs) == -1)
 		stream_fail(s, "out of memory");
 }
@@ -216,6 +226,7 @@ stream_open(struct loop *l, const struct url *u, const struct stream_opts *o,
 			goto nomem;
 	} else {
 		stream_literal(u, &a);
+		s->state = STREAM_CONNECTING;	/* no callback inside open */
 		if (stream_connect(s, &a) == -1)
 			goto nomem;
 	}

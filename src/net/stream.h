@@ -37,12 +37,20 @@ struct stream_opts {
  * Callbacks, all from the loop. Exactly one of on_ready / on_error ends
  * the opening; after on_ready, on_io reports every fd event (the owner
  * then reads and writes until STREAM_AGAIN). The stream may be closed from
- * inside any of them.
+ * inside any of them except on_stage.
+ *
+ * on_stage (optional) reports each later step of the opening: CONNECTING
+ * once the name resolved, HANDSHAKE once TCP connected for TLS. The first
+ * state (RESOLVING for a host name, CONNECTING for an IP literal) is set
+ * by stream_open and read with stream_state(); READY and FAILED are told
+ * by on_ready and on_error. The owner must not close the stream inside
+ * on_stage.
  */
 struct stream_cbs {
 	void	(*on_ready)(void *arg);
 	void	(*on_error)(void *arg, const char *reason);
 	void	(*on_io)(void *arg, short revents);
+	void	(*on_stage)(void *arg, enum stream_state);
 };
 
 /*

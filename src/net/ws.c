@@ -65,7 +65,8 @@ const char *
 ws_state_name(enum ws_state s)
 {
 	static const char *const names[] = {
-		"connecting", "upgrading", "open", "closing", "closed"
+		"resolving", "connecting", "tls", "upgrading", "open", "closing",
+		"closed"
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
@@ -79,6 +80,17 @@ ws_set_state(struct ws_conn *c, enum ws_state s)
 	log_debug("ws %s: %s -> %s", c->url, ws_state_name(c->state),
 	    ws_state_name(s));
 	c->state = s;
+}
+
+/* An opening step: record it and tell the owner (who keeps c). */
+static void
+ws_stage(struct ws_conn *c, enum ws_state s)
+{
+	if (c->state == s)
+		return;
+	ws_set_state(c, s);
+	if (!c->freed && !c->silent && c->cbs.on_stage != NULL)
+		c->cbs.on_stage(c, s, c->arg);
 }
 
 static void
@@ -533,7 +545,7 @@ ws_on_ready(void *arg)
 
 	if (c->freed)
 		return;
-	ws_set_state(c, WS_UPGRADING);
+	ws_stage(c, WS_UPGRADING);
 	stream_want(c->st, false, true);
 	ws_on_io(c, POLLOUT);
 }
@@ -545,6 +557,16 @@ ws_on_stream_error(void *arg, const char *reason)
 }
 
 static void
+ws_on_stream_stage(void *arg, enum stream_state st)
+{
+	struct ws_conn	*c = arg;
+
+	if (c->freed)
+		return;
+	ws_stage(c, st == STREAM_HANDSHAKE ? WS_TLS : WS_CONNECTING);
+}
+
+static void
 ws_on_open_timeout(struct loop *l, void *arg)
 {
 	struct ws_conn	*c = arg;
@@ -553,7 +575,8 @@ ws_on_open_timeout(struct loop *l, void *arg)
 	c->timer = 0;
 	if (c->freed)
 		return;
-	snprintf(why, sizeof(why), "timed out while %s", ws_state_name(c->state));
+	snprintf(why, sizeof(why), "timed out while %s", c->state == WS_TLS ?
+	    "in the TLS handshake" : ws_state_name(c->state));
 	ws_finish(c, WS_CODE_ABNORMAL, why);
 }
 
@@ -604,7 +627,7 @@ ws_connect(struct loop *l, const char *text, const struct ws_opts *opts,
     const struct ws_cbs *cbs, void *arg, char *err, size_t errlen)
 {
 	static const struct stream_cbs	 scbs = {
-		ws_on_ready, ws_on_stream_error, ws_on_io
+		ws_on_ready, ws_on_stream_error, ws_on_io, ws_on_stream_stage
 	};
 	struct stream_opts		 so;
 	struct ws_conn			*c;
@@ -647,6 +670,8 @@ ws_connect(struct loop *l, const char *text, const struct ws_opts *opts,
 	}
 	if ((c->st = stream_open(l, &u, &so, &scbs, c, err, errlen)) == NULL)
 		goto fail;
+	c->state = stream_state(c->st) == STREAM_RESOLVING ? WS_RESOLVING :
+	    WS_CONNECTING;
 	log_debug("ws %s: connecting", c->url);
 	return c;
 fail:
@@ -695,7 +720,7 @@ ws_close(struct ws_conn *c, int code, const char *reason)
 {
 	size_t	 rlen = reason != NULL ? strnlen(reason, WS_REASON_MAX - 1) : 0;
 
-	if (c->state == WS_CONNECTING || c->state == WS_UPGRADING) {
+	if (c->state < WS_OPEN) {
 		c->silent = true;
 		ws_finish(c, code, "closed by owner");
 		return;

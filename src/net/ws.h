@@ -3,8 +3,9 @@
  * the uplink use: ws:// or wss:// URL in, text messages out and in, one
  * object per connection, everything driven by the loop.
  *
- * Life of a connection: ws_connect() -> (resolve, connect, TLS, upgrade)
- * -> on_open -> on_message... -> on_close. If opening fails, on_error runs
+ * Life of a connection: ws_connect() -> (resolve, connect, TLS, upgrade,
+ * each step told by on_stage) -> on_open -> on_message... -> on_close.
+ * If opening fails, on_error runs
  * instead of on_open and nothing else follows. Once open, the end is always
  * reported by exactly one on_close (code 1006 when the connection was lost
  * without a close frame). The owner calls ws_free() when done with it, from
@@ -25,7 +26,9 @@ struct dns;
 struct ws_conn;
 
 enum ws_state {
-	WS_CONNECTING = 0,	/* resolving, TCP connecting, TLS handshake */
+	WS_RESOLVING = 0,	/* looking up the host name */
+	WS_CONNECTING,		/* TCP connecting (every address in turn) */
+	WS_TLS,			/* TLS handshake and certificate check */
 	WS_UPGRADING,		/* HTTP Upgrade sent, waiting for the 101 */
 	WS_OPEN,
 	WS_CLOSING,		/* close frame sent, waiting for the peer's */
@@ -67,6 +70,12 @@ struct ws_cbs {
 	void	(*on_error)(struct ws_conn *, const char *reason, void *arg);
 	/* The send queue fell back below the high-water mark. */
 	void	(*on_drain)(struct ws_conn *, void *arg);
+	/*
+	 * The opening moved on to state (CONNECTING, TLS or UPGRADING; the
+	 * first state is ws_state() right after ws_connect, OPEN is on_open).
+	 * The owner may read state here but must not ws_free() inside it.
+	 */
+	void	(*on_stage)(struct ws_conn *, enum ws_state state, void *arg);
 };
 
 /*

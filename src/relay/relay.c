@@ -637,6 +637,25 @@ relay_on_drain(struct ws_conn *ws, void *arg)
 	relay_pump(arg);
 }
 
+/* The relay state an opening WebSocket stage corresponds to. */
+static enum relay_state
+relay_stage_state(enum ws_state st)
+{
+	switch (st) {
+	case WS_RESOLVING:	return RELAY_RESOLVING;
+	case WS_CONNECTING:	return RELAY_CONNECTING;
+	case WS_TLS:		return RELAY_TLS;
+	default:		return RELAY_UPGRADING;
+	}
+}
+
+static void
+relay_on_stage(struct ws_conn *ws, enum ws_state st, void *arg)
+{
+	(void)ws;
+	relay_set_state(arg, relay_stage_state(st), NULL);
+}
+
 void
 relay_connect(struct relay *r)
 {
@@ -646,6 +665,7 @@ relay_connect(struct relay *r)
 		.on_close = relay_on_close,
 		.on_error = relay_on_error,
 		.on_drain = relay_on_drain,
+		.on_stage = relay_on_stage,
 	};
 	const struct pool_opts		*o = &r->pool->opts;
 	struct ws_opts			 wo;
@@ -663,7 +683,7 @@ relay_connect(struct relay *r)
 		relay_set_state(r, RELAY_FAILED, err);
 		return;
 	}
-	relay_set_state(r, RELAY_CONNECTING, NULL);
+	relay_set_state(r, relay_stage_state(ws_state(r->ws)), NULL);
 	pool_nip11_start(r);
 }
 
@@ -691,9 +711,6 @@ relay_tick(struct relay *r)
 	struct relay_pub	*p, *pn;
 	uint64_t		 now = relay_now(r);
 
-	if (r->ws != NULL && r->state == RELAY_CONNECTING &&
-	    ws_state(r->ws) == WS_UPGRADING)
-		relay_set_state(r, RELAY_UPGRADING, NULL);
 	TAILQ_FOREACH_SAFE(s, &r->subs, entry, sn) {
 		if (s->state == SUB_DEAD) {
 			TAILQ_REMOVE(&r->subs, s, entry);

@@ -7,13 +7,14 @@
  * State machine (relay_set_state is the one place it changes, logging the
  * transition and recording it in the `relays` table):
  *
- *   new -> connecting -> upgrading -> open -> backoff -> connecting ...
- *                  \___________\________\____/
+ *   new -> resolving -> connecting -> tls -> upgrading -> open -> backoff
+ *               \____________\__________\________\_______/      |
+ *   backoff -> resolving ... (again, after the delay) <-----------'
  *   any -> disabled (removed), failed (a URL that can never work)
  *
- * The WebSocket layer reports DNS, TCP and TLS as one opening stage, so
- * resolving and tls are named but entered only if it ever tells them
- * apart; upgrading is seen by polling ws_state() from the loop hook.
+ * resolving is skipped for an IP literal and tls for ws://. Each opening
+ * step is reported by the WebSocket layer's on_stage callback, so every
+ * state a connection passes through is logged and stored.
  */
 #ifndef CACHEBOX_RELAY_RELAY_H
 #define CACHEBOX_RELAY_RELAY_H
@@ -159,7 +160,7 @@ void		 relay_set_state(struct relay *, enum relay_state,
 void		 relay_connect(struct relay *);
 /* Mark removed: drop the connection and every sub; the hook frees it. */
 void		 relay_disable(struct relay *);
-/* Loop hook work: follow ws stages, reap dead subs, expire publishes. */
+/* Loop hook work: reap dead subs, expire publishes. */
 void		 relay_tick(struct relay *);
 /* Send whatever queued REQs the cap, pacing and rate limit allow. */
 void		 relay_pump(struct relay *);

@@ -60,6 +60,7 @@ struct peer {
 	char		*big;		/* a 100 KB message */
 	void		(*script)(struct peer *, const char *, size_t);
 	bool		 free_in_cb;
+	char		 stages[96];	/* "resolving>connecting>..." */
 };
 
 static void
@@ -115,8 +116,19 @@ on_drain(struct ws_conn *c, void *arg)
 	((struct peer *)arg)->drained = true;
 }
 
+/* Every opening stage in order, as the owner sees them. */
+static void
+on_stage(struct ws_conn *c, enum ws_state st, void *arg)
+{
+	struct peer	*p = arg;
+	size_t		 n = strlen(p->stages);
+
+	snprintf(p->stages + n, sizeof(p->stages) - n, ">%s",
+	    ws_state_name(st));
+}
+
 static const struct ws_cbs cbs = { on_open, on_message, on_close, on_error,
-    on_drain };
+    on_drain, on_stage };
 
 static bool
 peer_start(struct peer *p, const char *url, const struct ws_opts *o)
@@ -127,6 +139,9 @@ peer_start(struct peer *p, const char *url, const struct ws_opts *o)
 	p->c = ws_connect(L, url, o != NULL ? o : &def, &cbs, p, err, sizeof(err));
 	if (p->c == NULL)
 		check(false, "%s: ws_connect: %s", p->name, err);
+	else
+		snprintf(p->stages, sizeof(p->stages), "%s",
+		    ws_state_name(ws_state(p->c)));
 	return p->c != NULL;
 }
 
@@ -215,7 +230,8 @@ make_big(size_t n)
 }
 
 static void
-test_echo(const char *name, const char *url, const char *ca_file)
+test_echo(const char *name, const char *url, const char *ca_file,
+    const char *stages)
 {
 	struct peer	 p = { .name = name, .script = script_echo };
 	struct ws_opts	 o = { .dns = D, .ca_file = ca_file };
@@ -226,6 +242,8 @@ test_echo(const char *name, const char *url, const char *ca_file)
 		check(p.opened && p.closed && p.close_code == WS_CODE_NORMAL &&
 		    p.step == 5, "%s: closed normally (code %d, step %d, %s)",
 		    name, p.close_code, p.step, p.reason);
+		check(strcmp(p.stages, stages) == 0, "%s: stages %s (got %s)",
+		    name, stages, p.stages);
 		ws_free(p.c);
 	}
 	free(p.big);
@@ -261,7 +279,7 @@ test_simple(const char *name, const char *url, const char *ca_file)
 
 static void
 test_refused(const char *name, const char *url, const char *ca_file,
-    const char *want)
+    const char *want, const char *stages)
 {
 	struct peer	 p = { .name = name };
 	struct ws_opts	 o = { .dns = D, .ca_file = ca_file };
@@ -271,6 +289,8 @@ test_refused(const char *name, const char *url, const char *ca_file,
 	run1(&p.done, 10000);
 	check(p.errored && !p.opened && strcmp(p.reason, want) == 0,
 	    "%s: refused with \"%s\" (got \"%s\")", name, want, p.reason);
+	check(strcmp(p.stages, stages) == 0, "%s: refused after stages %s "
+	    "(got %s)", name, stages, p.stages);
 	ws_free(p.c);
 }
 
@@ -578,9 +598,9 @@ all_tests(void)
 	char		 u[128];
 
 	snprintf(u, sizeof(u), "ws://127.0.0.1:%d/", p_ws);
-	test_echo("ws", u, NULL);
+	test_echo("ws", u, NULL, "connecting>upgrading");
 	snprintf(u, sizeof(u), "wss://localhost:%d/path?q=1", p_wss);
-	test_echo("wss", u, ca);
+	test_echo("wss", u, ca, "resolving>connecting>tls>upgrading");
 	snprintf(u, sizeof(u), "ws://localhost:%d/", p_ws);
 	test_simple("localhost", u, NULL);
 	if (p_ws6 != 0) {
@@ -590,17 +610,21 @@ all_tests(void)
 	snprintf(u, sizeof(u), "wss://127.0.0.1:%d/", p_wss);
 	test_simple("wss-ip", u, ca);
 	snprintf(u, sizeof(u), "wss://localhost:%d/", p_wrong);
-	test_refused("wrong-name", u, ca, "host name mismatch");
+	test_refused("wrong-name", u, ca, "host name mismatch",
+	    "resolving>connecting>tls");
 	snprintf(u, sizeof(u), "wss://127.0.0.1:%d/", p_wrong);
 	test_refused("wrong-ip", u, ca,
-	    "host name mismatch (IP address not in certificate)");
+	    "host name mismatch (IP address not in certificate)",
+	    "connecting>tls");
 	snprintf(u, sizeof(u), "wss://localhost:%d/", p_rogue);
-	test_refused("untrusted", u, ca, "certificate not trusted");
+	test_refused("untrusted", u, ca, "certificate not trusted",
+	    "resolving>connecting>tls");
 	snprintf(u, sizeof(u), "wss://localhost:%d/", p_wss);
-	test_refused("system-store", u, NULL, "certificate not trusted");
+	test_refused("system-store", u, NULL, "certificate not trusted",
+	    "resolving>connecting>tls");
 	snprintf(u, sizeof(u), "ws://127.0.0.1:%d/", p_wss);
 	test_refused("plain-to-tls", u, NULL,
-	    "connection closed during the upgrade");
+	    "connection closed during the upgrade", "connecting>upgrading");
 	test_close("cut", "cut", 0, WS_CODE_ABNORMAL,
 	    "connection lost: closed by peer without a close frame");
 	test_close("too-big", "big:100000", 65536, WS_CODE_TOO_BIG,

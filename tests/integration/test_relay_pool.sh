@@ -110,6 +110,11 @@ expect "$l" "bad relay: connection kept" state=open eose=1 failures=0
 [ "$(field "$l" invalid)" -ge 1 ] && [ "$(field "$l" bad)" -gt "$(field "$l" invalid)" ] &&
     ok "bad relay: bad signatures ($(field "$l" invalid)) and malformed frames counted" ||
     bad "bad relay counters: $l"
+# Every opening step is a state of its own (no name to resolve, no TLS).
+steps=$(sed -n "s|.*relay $plain: \([a-z]*\) -> \([a-z]*\).*|\1>\2|p" "$tmp/prog.log" |
+    tr '\n' ' ')
+[ "$steps" = "new>connecting connecting>upgrading upgrading>open " ] &&
+    ok "plain relay states: $steps" || bad "plain relay states: '$steps'"
 grep -q "drop.*backoff\|open -> backoff" "$tmp/prog.log" &&
     ok "state log shows the backoff" || bad "no backoff transition logged"
 
