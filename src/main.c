@@ -301,6 +301,12 @@ start_sync(struct app *app)
 	memset(&o, 0, sizeof(o));
 	if ((app->dns = dns_new(app->loop)) == NULL)
 		log_warnx("no resolver: only IP literals can be dialled");
+	else if (dns_set_servers(app->dns,
+	    config_get(app->cfg, "dns.servers")) == -1) {
+		fprintf(stderr, "cacheboxd: dns.servers: cannot use '%s'\n",
+		    config_get(app->cfg, "dns.servers"));
+		return -1;
+	}
 	o.dns = app->dns;
 	o.ca_file = config_get(app->cfg, "tls.ca_file");
 	o.store = app->store;

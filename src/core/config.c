@@ -6,6 +6,9 @@
  * table of types, each with one small check function that also produces
  * the value's stored (normalised) text and number.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -56,6 +59,9 @@ static const struct cfg_def cfg_table[] = {
 	  "longest wait before reconnecting to a failing relay", true, false },
 	{ "http.listen", CFG_HOSTPORT, "127.0.0.1:8080", 0, 0, "",
 	  "address of the status page and JSON API", false, false },
+	{ "dns.servers", CFG_ADDRS, "", 0, 0, "",
+	  "DNS servers: IP, IP:port or [v6]:port, comma-separated; "
+	  "empty = /etc/resolv.conf", false, false },
 	{ "tls.ca_file", CFG_STRING, "", 0, 0, "",
 	  "CA bundle for wss://; empty = /etc/ssl/certs/ca-certificates.crt",
 	  false, false },
@@ -420,6 +426,57 @@ cfg_check_list(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
 	return 0;
 }
 
+/*
+ * A numeric address with an optional port (1..65535): "v4", "v4:port",
+ * "[v6]", "[v6]:port", or a bare v6 (more than one ':', so no port).
+ */
+static int
+cfg_ipport_ok(const char *s)
+{
+	char		 host[INET6_ADDRSTRLEN];
+	struct in6_addr	 a;
+	const char	*end, *port;
+	size_t		 n;
+	int		 af = AF_INET;
+
+	if (s[0] == '[') {
+		if ((end = strchr(s, ']')) == NULL)
+			return 0;
+		s++;
+		n = (size_t)(end - s);
+		port = end + 1;
+		af = AF_INET6;
+	} else if (strchr(s, ':') != strrchr(s, ':')) {
+		n = strlen(s);
+		port = s + n;
+		af = AF_INET6;
+	} else {
+		n = strcspn(s, ":");
+		port = s + n;
+	}
+	if (*port != '\0' && (*port != ':' ||
+	    !cfg_port_ok(port + 1, strlen(port + 1), 1)))
+		return 0;
+	if (n == 0 || n >= sizeof(host))
+		return 0;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	return inet_pton(af, host, &a) == 1;
+}
+
+static int
+cfg_check_addrs(const struct cfg_def *d, const char *s,
+    struct cfg_parsed *out, char *err, size_t errlen)
+{
+	if (cfg_check_list(d, s, out, cfg_ipport_ok,
+	    "not an IP address, IP:port or [v6]:port", err, errlen) == -1)
+		return -1;
+	if (out->num > DNS_MAX_SERVERS)
+		return cfg_fail(err, errlen, "%s: more than %d servers", d->name,
+		    DNS_MAX_SERVERS);
+	return 0;
+}
+
 static int
 cfg_check_urls(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
     char *err, size_t errlen)
@@ -475,6 +532,7 @@ static const struct {
 	[CFG_UPLINK] = { "uplink", cfg_check_uplink },
 	[CFG_HOSTPORT] = { "hostport", cfg_check_hostport },
 	[CFG_KEYS] = { "keys", cfg_check_keys },
+	[CFG_ADDRS] = { "addresses", cfg_check_addrs },
 };
 
 /* Trim value, refuse what no type accepts, then run the type's check. */

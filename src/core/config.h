@@ -25,6 +25,7 @@ enum cfg_type {
 	CFG_UPLINK,	/* empty, ws://, wss:// or postgres:// URL */
 	CFG_HOSTPORT,	/* host:port or [v6]:port */
 	CFG_KEYS,	/* comma-separated npub or 64-hex public keys (may be empty) */
+	CFG_ADDRS,	/* comma-separated IP, IP:port or [v6]:port (may be empty) */
 };
 
 enum cfg_source {

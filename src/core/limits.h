@@ -113,6 +113,7 @@
 #define DNS_TRY_TIMEOUT_MS		2500		/* one c-ares try to one server, ms */
 #define DNS_TRIES			3		/* c-ares tries per server */
 #define DNS_MAX_ADDRS			16		/* addresses kept per name */
+#define DNS_MAX_SERVERS			8		/* entries of dns.servers */
 #define TCP_CONNECT_TIMEOUT_MS		5000		/* one connect attempt to one address, ms */
 #define TCP_KEEPALIVE_IDLE_S		60		/* idle before the first keepalive probe, s */
 #define TCP_KEEPALIVE_INTVL_S		20		/* between keepalive probes, s */

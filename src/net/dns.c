@@ -52,6 +52,8 @@ struct dns {
 	bool		 destroying;
 };
 
+#define DNS_DEFAULT_PORT	53	/* a server given without a port */
+
 static int	dns_lib_refs;
 
 static void	dns_rearm(struct dns *);
@@ -275,6 +277,98 @@ fail:
 	if (--dns_lib_refs == 0)
 		ares_library_cleanup();
 	return NULL;
+}
+
+/* One port: 1 to 5 digits, 1..65535. -1 otherwise. */
+static int
+dns_parse_port(const char *s, unsigned short *port)
+{
+	unsigned long	v = 0;
+	size_t		i, n = strlen(s);
+
+	if (n == 0 || n > 5)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v == 0 || v > 65535)
+		return -1;
+	*port = (unsigned short)v;
+	return 0;
+}
+
+/* One server item of n bytes at s into node (next untouched). 0 or -1. */
+static int
+dns_parse_server(const char *s, size_t n, struct ares_addr_port_node *node)
+{
+	char		 item[INET6_ADDRSTRLEN + 8], *host = item, *port = NULL;
+	char		*end;
+	unsigned short	 p = DNS_DEFAULT_PORT;
+
+	while (n > 0 && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (n == 0 || n >= sizeof(item))
+		return -1;
+	memcpy(item, s, n);
+	item[n] = '\0';
+	node->family = AF_INET;
+	if (item[0] == '[') {
+		if ((end = strchr(item, ']')) == NULL ||
+		    (end[1] != '\0' && end[1] != ':'))
+			return -1;
+		*end = '\0';
+		host = item + 1;
+		port = end[1] == ':' ? end + 2 : NULL;
+		node->family = AF_INET6;
+	} else if (strchr(item, ':') != strrchr(item, ':'))
+		node->family = AF_INET6;
+	else if ((port = strchr(item, ':')) != NULL)
+		*port++ = '\0';
+	if (port != NULL && dns_parse_port(port, &p) == -1)
+		return -1;
+	if (inet_pton(node->family, host, node->family == AF_INET ?
+	    (void *)&node->addr.addr4 : (void *)&node->addr.addr6) != 1)
+		return -1;
+	node->udp_port = node->tcp_port = p;
+	return 0;
+}
+
+int
+dns_set_servers(struct dns *d, const char *servers)
+{
+	struct ares_addr_port_node	 nodes[DNS_MAX_SERVERS];
+	const char			*p = servers;
+	size_t				 n, i = 0;
+	int				 rc;
+
+	if (servers == NULL || *servers == '\0')
+		return 0;
+	memset(nodes, 0, sizeof(nodes));
+	for (;;) {
+		n = strcspn(p, ",");
+		if (i == DNS_MAX_SERVERS ||
+		    dns_parse_server(p, n, &nodes[i]) == -1) {
+			log_warnx("dns: servers '%s': bad or too many entries",
+			    servers);
+			return -1;
+		}
+		if (i > 0)
+			nodes[i - 1].next = &nodes[i];
+		i++;
+		if (p[n] == '\0')
+			break;
+		p += n + 1;
+	}
+	/* c-ares copies the list. */
+	if ((rc = ares_set_servers_ports(d->channel, nodes)) != ARES_SUCCESS) {
+		log_warnx("dns: ares_set_servers_ports: %s", ares_strerror(rc));
+		return -1;
+	}
+	return 0;
 }
 
 void

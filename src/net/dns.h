@@ -34,6 +34,15 @@ typedef void	(*dns_cb)(const struct dns_addrs *addrs, const char *err, void *arg
 /* A resolver on loop; NULL on failure (logged). */
 struct dns	*dns_new(struct loop *);
 /*
+ * Ask servers instead of the system's (resolv.conf): a comma-separated
+ * list of at most DNS_MAX_SERVERS numeric addresses, each "v4", "v4:port",
+ * "[v6]", "[v6]:port" or a bare v6 (port 53 when none is given), as the
+ * dns.servers key holds it. NULL or "" keeps the system's servers. Call it
+ * before the first dns_resolve(). Returns 0, or -1 (logged) when an item
+ * does not parse or c-ares refuses the list; the servers are then unchanged.
+ */
+int		 dns_set_servers(struct dns *, const char *servers);
+/*
  * Free the resolver. Requests still pending are dropped without their
  * callback; their handles become invalid.
  */

@@ -796,6 +796,56 @@ test_err_truncated_safely(void **state)
 	assert_int_equal(config_validate("foo.bar", "1", NULL, 0), -1);
 }
 
+static void
+test_dns_servers_values(void **state)
+{
+	struct config	*cfg = *state;
+	const char	*k = "dns.servers";
+
+	assert_string_equal(config_get(cfg, k), "");
+	assert_int_equal(config_get_int(cfg, k), 0);
+	assert_false(config_lookup(k)->runtime);
+	assert_string_equal(config_type_name(config_lookup(k)->type),
+	    "addresses");
+	set_ok(cfg, k, "127.0.0.1");
+	set_ok(cfg, k, "192.168.1.1:5353");
+	set_ok(cfg, k, "[::1]:53");
+	set_ok(cfg, k, "[fe80::1]");
+	set_ok(cfg, k, "::1");
+	set_ok(cfg, k, "[::ffff:127.0.0.1]:65535");
+	set_ok(cfg, k, " 10.0.0.1 , [2001:db8::53]:1053,9.9.9.9:53 ");
+	assert_string_equal(config_get(cfg, k),
+	    "10.0.0.1,[2001:db8::53]:1053,9.9.9.9:53");
+	assert_int_equal(config_get_int(cfg, k), 3);
+	set_bad(cfg, k, "localhost", "dns.servers: 'localhost' is not an IP "
+	    "address, IP:port or [v6]:port");
+	set_bad(cfg, k, "1.1.1.1,dns.example:53", "dns.servers: "
+	    "'dns.example:53' is not an IP address, IP:port or [v6]:port");
+	set_bad(cfg, k, "127.0.0.1:0", NULL);
+	set_bad(cfg, k, "127.0.0.1:65536", NULL);
+	set_bad(cfg, k, "127.0.0.1:", NULL);
+	set_bad(cfg, k, "127.0.0.1:5x", NULL);
+	set_bad(cfg, k, "127.0.0.1:-53", NULL);
+	set_bad(cfg, k, "256.0.0.1", NULL);
+	set_bad(cfg, k, "127.1", NULL);
+	set_bad(cfg, k, ":53", NULL);
+	set_bad(cfg, k, "[::1", NULL);
+	set_bad(cfg, k, "[::1]53", NULL);
+	set_bad(cfg, k, "[::1]:", NULL);
+	set_bad(cfg, k, "[127.0.0.1]:53", NULL);
+	set_bad(cfg, k, "[]:53", NULL);
+	set_bad(cfg, k, "::1:53:zz", NULL);
+	set_bad(cfg, k, "1.1.1.1,,8.8.8.8", "dns.servers: empty item in the "
+	    "list");
+	set_bad(cfg, k, "1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4,5.5.5.5,6.6.6.6,"
+	    "7.7.7.7,8.8.8.8,9.9.9.9", "dns.servers: more than 8 servers");
+	set_ok(cfg, k, "1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4,5.5.5.5,6.6.6.6,"
+	    "7.7.7.7,8.8.8.8");
+	assert_int_equal(config_get_int(cfg, k), DNS_MAX_SERVERS);
+	set_ok(cfg, k, "");
+	assert_string_equal(config_get(cfg, k), "");
+}
+
 int
 main(void)
 {
@@ -826,6 +876,7 @@ main(void)
 		T(test_file_on_disk),
 		T(test_file_too_big),
 		T(test_err_truncated_safely),
+		T(test_dns_servers_values),
 	};
 #undef T
 
