@@ -16,6 +16,7 @@ struct loop;
 struct config;
 struct store;
 struct ctlsock;
+struct uplink;
 struct dns;
 struct pool;
 struct ingest;
@@ -30,6 +31,7 @@ struct app {
 	struct config		*cfg;
 	struct store		*store;
 	struct ctlsock		*ctl;
+	struct uplink		*uplink;	/* forwards the inbox (uplink.url) */
 	struct dns		*dns;
 	struct pool		*pool;		/* every upstream relay */
 	struct ingest		*ingest;	/* every event into the store */

@@ -1,7 +1,8 @@
 /*
  * embed.h — files compiled into the binary by toolchain/cmake/embed.cmake:
- * the SQLite migrations and the web status page. Tables end with a zeroed
- * entry and are sorted by name. The data are NUL-terminated (len excludes it).
+ * the SQLite migrations, the web status page and the Postgres uplink DDL.
+ * Tables end with a zeroed entry and are sorted by name. The data are
+ * NUL-terminated (len excludes it).
  */
 #ifndef CACHEBOX_CORE_EMBED_H
 #define CACHEBOX_CORE_EMBED_H
@@ -16,5 +17,6 @@ struct embed_file {
 
 extern const struct embed_file store_migration_files[];
 extern const struct embed_file ui_www_files[];
+extern const struct embed_file uplink_pg_sql_files[];
 
 #endif

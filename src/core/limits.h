@@ -162,6 +162,26 @@
 #define STORE_AUTHOR_RELAYS_MAX		32		/* relays kept from one NIP-65 list */
 #define STORE_CURSOR_REASON_MAX		200		/* bytes of an incomplete cursor's reason */
 
+/* Uplink and its inbox (src/uplink, src/store/inbox.c). */
+#define UPLINK_TICK_MS			200		/* how often an idle uplink looks at the inbox, ms */
+#define UPLINK_ENQUEUE_CHUNK		5000		/* stored events queued per round when an uplink target is new */
+#define UPLINK_BACKOFF_BASE_MS		1000		/* first reconnect delay after a failure, ms */
+#define UPLINK_BACKOFF_CAP_MS		30000		/* longest reconnect delay, ms */
+#define UPLINK_ERROR_MAX		256		/* bytes of last_error kept */
+#define UPLINK_URL_MAX			URL_MAX_BYTES	/* bytes of uplink.url */
+#define UPLINK_RATE_WINDOW_S		10		/* forward rate is averaged over this many seconds */
+#define UPLINK_DEADLETTER_LIST_MAX	100		/* dead letters one listing returns */
+#define UPLINK_PG_BATCH_ROWS		1000		/* events in one INSERT into caching_event_inbox */
+#define UPLINK_PG_BATCH_JSON_BYTES	(4 * 1024 * 1024) /* event JSON bytes in one batch (at least one event) */
+#define UPLINK_PG_QUERY_MAX_BYTES	(16 * 1024 * 1024) /* bytes of one batch statement after escaping */
+#define UPLINK_PG_CONNECT_TIMEOUT_MS	10000		/* URL to an open Postgres session, ms */
+#define UPLINK_PG_QUERY_TIMEOUT_MS	60000		/* one batch sent to its COMMIT answered, ms */
+#define UPLINK_WS_WINDOW		128		/* EVENTs sent and not yet answered by OK */
+#define UPLINK_WS_TAKE_BYTES		(256 * 1024)	/* event JSON bytes handed to the pool in one round */
+#define UPLINK_WS_OK_TIMEOUT_MS		10000		/* an EVENT with no OK after this forces a reconnect, ms */
+#define UPLINK_WS_PAUSE_BASE_MS		1000		/* first pause after rate-limited: or a failed AUTH, ms */
+#define UPLINK_WS_PAUSE_CAP_MS		60000		/* longest such pause, ms */
+
 /* Planners: follow graph, live, author drain (src/sync/follow.c, live.c, drain.c). */
 #define SYNC_AUTHORS_PER_FILTER		200		/* authors in one filter of a REQ */
 #define SYNC_FILTERS_PER_SUB		8		/* such filters in one REQ */

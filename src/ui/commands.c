@@ -15,6 +15,7 @@
 #include "store/config_store.h"
 #include "ui/cmd_box.h"
 #include "ui/cmd_sync.h"
+#include "ui/cmd_uplink.h"
 #include "ui/commands.h"
 #include "ui/status.h"
 
@@ -191,6 +192,12 @@ static const struct command command_table[] = {
 	    "info, debug)", true, cmd_log_level, false },
 	{ "admin-token set", "token", "set the bearer token of the web API's "
 	    "mutating calls (console only)", true, cmd_admin_token_set, true },
+	{ "uplink status", "", "the uplink: target, driver, state, last error, "
+	    "forward rate, inbox totals", false, cmd_uplink_status, false },
+	{ "uplink deadletter", "", "events the uplink's peer refused, with its "
+	    "reasons", false, cmd_uplink_deadletter, false },
+	{ "uplink retry", "[seq]", "send dead letters again (one seq, or all)",
+	    true, cmd_uplink_retry, false },
 	{ "follows", "[author]", "followed authors with their drain progress "
 	    "on every relay", false, cmd_follows, false },
 	{ "backfill reset", "[author]", "drain one author's history (or "

@@ -1,0 +1,807 @@
+/*
+ * pg.c — the Postgres uplink driver: batches of inbox rows go into
+ * caching_event_inbox (sql/postgres/) as one multi-row INSERT ... ON
+ * CONFLICT (event_id) DO NOTHING between BEGIN and COMMIT; the rows leave
+ * the local inbox only once the COMMIT was answered. A batch whose answer
+ * never came is sent again after a reconnect, which the unique event_id
+ * makes harmless.
+ *
+ * Everything goes through libpq's asynchronous API, driven by the loop:
+ * PQconnectStartParams/PQconnectPoll with PQsocket watched in the
+ * direction PQconnectPoll asks for, PQsendQuery, PQflush until 0 while
+ * POLLOUT, PQconsumeInput and PQgetResult only while PQisBusy is false. A
+ * host name is resolved with c-ares first and handed to libpq as
+ * hostaddr (libpq's own lookup would block). It must never call PQexec,
+ * PQconnectdb, PQgetResult on a busy connection, or anything else that
+ * waits for the server.
+ *
+ * A batch Postgres refuses because of a row's content (a data exception
+ * or a constraint) is halved until the row is alone; that row becomes a
+ * dead letter with Postgres's message. Any other failure (password,
+ * unreachable host, missing table, server gone mid-batch) keeps every row
+ * pending, shows the reason as last_error and reconnects with backoff.
+ */
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/embed.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "net/dns.h"
+#include "nostr/key.h"
+#include "store/inbox.h"
+#include "uplink/driver.h"
+
+#define PG_DEFAULT_PORT		5432
+#define PG_MAX_OPTIONS		64	/* connection keywords passed to libpq */
+
+enum pg_state {
+	PG_RESOLVING = 0,
+	PG_CONNECTING,
+	PG_SCHEMA,		/* applying sql/postgres/ */
+	PG_READY,		/* connected, no query in flight */
+	PG_SENDING,		/* a batch in flight */
+	PG_ROLLBACK,		/* ending a transaction a refused batch left */
+	PG_BACKOFF,
+	PG_FAILED,		/* the URL can never work */
+};
+
+static const char *const pg_state_names[] = {
+	[PG_RESOLVING] = "resolving",
+	[PG_CONNECTING] = "connecting",
+	[PG_SCHEMA] = "creating schema",
+	[PG_READY] = "ready",
+	[PG_SENDING] = "sending",
+	[PG_ROLLBACK] = "rolling back",
+	[PG_BACKOFF] = "backoff",
+	[PG_FAILED] = "failed",
+};
+
+struct pg {
+	struct uplink		*up;
+	struct loop		*loop;
+	struct store		*store;
+	PQconninfoOption	*opts;		/* uplink.url, parsed once */
+	PGconn			*conn;
+	int			 fd;		/* watched, or -1 */
+	short			 events;
+	enum pg_state		 state;
+	struct dns_req		*dreq;
+	uint64_t		 timer;		/* timeout or backoff */
+	unsigned		 failures;	/* consecutive, sizes backoff */
+	bool			 schema_done;
+	size_t			 batch_max;	/* rows per batch; halved to isolate a bad row */
+	struct inbox_batch	 batch;
+	struct buf		 q;
+	char			 box_hex[65];
+	/* The answer to the query in flight. */
+	bool			 q_failed;
+	bool			 q_committed;
+	char			 q_error[UPLINK_ERROR_MAX + 1];
+	char			 q_sqlstate[6];
+};
+
+static void	pg_connect(struct pg *);
+static void	pg_pump(struct pg *);
+
+static void
+pg_set_state(struct pg *pg, enum pg_state s)
+{
+	pg->state = s;
+	uplink_set_state(pg->up, pg_state_names[s]);
+}
+
+/* Copy a libpq message into out without its trailing newline(s). */
+static void
+pg_msg(char *out, size_t outlen, const char *msg)
+{
+	size_t	n;
+
+	snprintf(out, outlen, "%s", msg != NULL && msg[0] != '\0' ? msg :
+	    "unknown error");
+	n = strlen(out);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+		out[--n] = '\0';
+	for (; n > 0; n--)
+		if (out[n - 1] == '\n' || out[n - 1] == '\t')
+			out[n - 1] = ' ';
+}
+
+static const char *
+pg_opt(const struct pg *pg, const char *keyword)
+{
+	const PQconninfoOption	*o;
+
+	for (o = pg->opts; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, keyword) == 0)
+			return o->val != NULL && o->val[0] != '\0' ? o->val : NULL;
+	return NULL;
+}
+
+static void
+pg_timer_cancel(struct pg *pg)
+{
+	loop_timer_cancel(pg->loop, pg->timer);
+	pg->timer = 0;
+}
+
+/* Drop the connection and anything in flight; rows stay pending. */
+static void
+pg_close(struct pg *pg)
+{
+	pg_timer_cancel(pg);
+	if (pg->dreq != NULL)
+		dns_cancel(pg->dreq);
+	pg->dreq = NULL;
+	if (pg->fd >= 0)
+		loop_fd_del(pg->loop, pg->fd);
+	pg->fd = -1;
+	pg->events = 0;
+	if (pg->conn != NULL)
+		PQfinish(pg->conn);
+	pg->conn = NULL;
+	store_inbox_batch_clear(&pg->batch);
+}
+
+static void
+pg_retry(struct loop *l, void *arg)
+{
+	struct pg	*pg = arg;
+
+	pg->timer = 0;
+	pg_connect(pg);
+}
+
+/*
+ * A failure that ends the connection: report why, close, and connect
+ * again after the backoff delay.
+ */
+static void
+pg_fail(struct pg *pg, const char *what, const char *msg)
+{
+	char		text[UPLINK_ERROR_MAX + 1];
+	uint64_t	delay;
+
+	pg_msg(text, sizeof(text), msg);
+	uplink_set_error(pg->up, "%s: %s", what, text);
+	if (pg->batch.n > 0)
+		(void)store_inbox_attempted(pg->store, pg->batch.rows[0].seq,
+		    pg->batch.rows[pg->batch.n - 1].seq, clock_wall_s());
+	pg_close(pg);
+	pg->failures++;
+	delay = uplink_backoff_ms(pg->failures);
+	pg_set_state(pg, PG_BACKOFF);
+	pg->timer = loop_timer_add(pg->loop, delay, pg_retry, pg);
+}
+
+static void
+pg_timeout(struct loop *l, void *arg)
+{
+	struct pg	*pg = arg;
+	char		 msg[96];
+
+	pg->timer = 0;
+	if (pg->state == PG_RESOLVING || pg->state == PG_CONNECTING) {
+		snprintf(msg, sizeof(msg), "no session within %d s",
+		    UPLINK_PG_CONNECT_TIMEOUT_MS / 1000);
+		pg_fail(pg, "connecting", msg);
+	} else {
+		snprintf(msg, sizeof(msg), "no answer within %d s",
+		    UPLINK_PG_QUERY_TIMEOUT_MS / 1000);
+		pg_fail(pg, "query", msg);
+	}
+}
+
+static void
+pg_timer_set(struct pg *pg, uint64_t ms)
+{
+	pg_timer_cancel(pg);
+	pg->timer = loop_timer_add(pg->loop, ms, pg_timeout, pg);
+}
+
+static void	pg_io(struct loop *, int, short, void *);
+
+/*
+ * Watch libpq's socket for events. The socket can change while a
+ * connection is being made (another address, SSL fallback), so the one
+ * watched is compared with PQsocket() each time. 0 or -1.
+ */
+static int
+pg_watch(struct pg *pg, short events)
+{
+	int	fd = PQsocket(pg->conn);
+
+	if (fd < 0)
+		return -1;
+	if (fd != pg->fd) {
+		if (pg->fd >= 0)
+			loop_fd_del(pg->loop, pg->fd);
+		pg->fd = -1;
+		if (loop_fd_add(pg->loop, fd, events, pg_io, pg) == -1)
+			return -1;
+		pg->fd = fd;
+	} else if (events != pg->events &&
+	    loop_fd_set_events(pg->loop, fd, events) == -1)
+		return -1;
+	pg->events = events;
+	return 0;
+}
+
+/* Start libpq on the parsed URL, with hostaddr when we resolved the host. */
+static void
+pg_open(struct pg *pg, const char *hostaddr)
+{
+	const char		*kw[PG_MAX_OPTIONS + 4], *val[PG_MAX_OPTIONS + 4];
+	const PQconninfoOption	*o;
+	size_t			 n = 0;
+
+	for (o = pg->opts; o->keyword != NULL && n < PG_MAX_OPTIONS; o++) {
+		if (o->val == NULL || o->val[0] == '\0' ||
+		    (hostaddr != NULL && strcmp(o->keyword, "hostaddr") == 0))
+			continue;
+		kw[n] = o->keyword;
+		val[n++] = o->val;
+	}
+	if (hostaddr != NULL) {
+		kw[n] = "hostaddr";
+		val[n++] = hostaddr;
+	}
+	if (pg_opt(pg, "client_encoding") == NULL) {
+		kw[n] = "client_encoding";
+		val[n++] = "UTF8";
+	}
+	if (pg_opt(pg, "application_name") == NULL) {
+		kw[n] = "application_name";
+		val[n++] = "cachebox";
+	}
+	kw[n] = val[n] = NULL;
+	pg_set_state(pg, PG_CONNECTING);
+	pg->conn = PQconnectStartParams(kw, val, 0);
+	if (pg->conn == NULL) {
+		pg_fail(pg, "connecting", "out of memory");
+		return;
+	}
+	if (PQstatus(pg->conn) == CONNECTION_BAD) {
+		pg_fail(pg, "connecting", PQerrorMessage(pg->conn));
+		return;
+	}
+	/* Before the first PQconnectPoll, behave as if it asked to write. */
+	if (pg_watch(pg, POLLOUT) == -1) {
+		pg_fail(pg, "connecting", "no socket to watch");
+		return;
+	}
+	pg_timer_set(pg, UPLINK_PG_CONNECT_TIMEOUT_MS);
+}
+
+static void
+pg_resolved(const struct dns_addrs *addrs, const char *err, void *arg)
+{
+	struct pg	*pg = arg;
+	char		 host[NI_MAXHOST];
+	size_t		 i;
+
+	pg->dreq = NULL;
+	if (addrs == NULL) {
+		pg_fail(pg, "resolving the host", err);
+		return;
+	}
+	/* Each retry tries the next address. */
+	i = pg->failures % addrs->n;
+	if (getnameinfo((const struct sockaddr *)&addrs->addr[i], addrs->len[i],
+	    host, sizeof(host), NULL, 0, NI_NUMERICHOST) != 0) {
+		pg_fail(pg, "resolving the host", "unusable address");
+		return;
+	}
+	pg_open(pg, host);
+}
+
+/* Whether host is an IP literal (libpq will not look it up). */
+static bool
+pg_ip_literal(const char *host)
+{
+	unsigned char	a[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, host, a) == 1 ||
+	    inet_pton(AF_INET6, host, a) == 1;
+}
+
+static void
+pg_connect(struct pg *pg)
+{
+	const char	*host = pg_opt(pg, "host"), *port = pg_opt(pg, "port");
+	long		 p = PG_DEFAULT_PORT;
+	struct dns	*dns;
+
+	if (host == NULL || host[0] == '/' || host[0] == '@' ||
+	    pg_opt(pg, "hostaddr") != NULL || pg_ip_literal(host)) {
+		pg_open(pg, NULL);
+		return;
+	}
+	if (strchr(host, ',') != NULL || (port != NULL &&
+	    strchr(port, ',') != NULL)) {
+		uplink_set_error(pg->up, "uplink.url: several hosts are not "
+		    "supported; give one host");
+		pg_set_state(pg, PG_FAILED);
+		return;
+	}
+	if (port != NULL && ((p = strtol(port, NULL, 10)) <= 0 || p > 65535))
+		p = PG_DEFAULT_PORT;
+	if ((dns = uplink_dns(pg->up)) == NULL) {
+		pg_fail(pg, "resolving the host", "no resolver");
+		return;
+	}
+	pg_set_state(pg, PG_RESOLVING);
+	pg_timer_set(pg, UPLINK_PG_CONNECT_TIMEOUT_MS);
+	if ((pg->dreq = dns_resolve(dns, host, (uint16_t)p, pg_resolved,
+	    pg)) == NULL)
+		pg_fail(pg, "resolving the host", "out of memory");
+}
+
+/* Flush what libpq holds; watch POLLOUT too while some is left. */
+static int
+pg_flush(struct pg *pg)
+{
+	int	rc = PQflush(pg->conn);
+
+	if (rc == -1) {
+		pg_fail(pg, "connection lost", PQerrorMessage(pg->conn));
+		return -1;
+	}
+	if (pg_watch(pg, rc == 1 ? POLLIN | POLLOUT : POLLIN) == -1) {
+		pg_fail(pg, "connection lost", "socket gone");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+pg_send(struct pg *pg, const char *sql, enum pg_state state)
+{
+	pg->q_failed = pg->q_committed = false;
+	pg->q_error[0] = pg->q_sqlstate[0] = '\0';
+	if (PQsendQuery(pg->conn, sql) == 0) {
+		pg_fail(pg, "sending", PQerrorMessage(pg->conn));
+		return;
+	}
+	pg_set_state(pg, state);
+	pg_timer_set(pg, UPLINK_PG_QUERY_TIMEOUT_MS);
+	(void)pg_flush(pg);
+}
+
+static void
+pg_schema(struct pg *pg)
+{
+	const struct embed_file	*f;
+	struct buf		 sql;
+
+	buf_init(&sql, UPLINK_PG_QUERY_MAX_BYTES);
+	for (f = uplink_pg_sql_files; f->name != NULL; f++)
+		if (buf_append(&sql, f->data, f->len) == -1 ||
+		    buf_putc(&sql, '\n') == -1)
+			break;
+	if (f->name != NULL) {
+		buf_free(&sql);
+		pg_fail(pg, "creating the schema", "schema too large");
+		return;
+	}
+	pg_send(pg, buf_cstr(&sql), PG_SCHEMA);
+	buf_free(&sql);
+}
+
+static void
+pg_connected(struct pg *pg)
+{
+	pg_timer_cancel(pg);
+	if (PQsetnonblocking(pg->conn, 1) == -1) {
+		pg_fail(pg, "connecting", PQerrorMessage(pg->conn));
+		return;
+	}
+	log_info("uplink: Postgres session open (server %d, %s)",
+	    PQserverVersion(pg->conn), PQsslInUse(pg->conn) ? "TLS" :
+	    "no TLS");
+	if (!pg->schema_done &&
+	    config_get_bool(uplink_cfg(pg->up), "uplink.pg.create_schema")) {
+		pg_schema(pg);
+		return;
+	}
+	pg_set_state(pg, PG_READY);
+	pg_pump(pg);
+}
+
+static void
+pg_connect_poll(struct pg *pg)
+{
+	switch (PQconnectPoll(pg->conn)) {
+	case PGRES_POLLING_READING:
+		if (pg_watch(pg, POLLIN) == -1)
+			pg_fail(pg, "connecting", "socket gone");
+		break;
+	case PGRES_POLLING_WRITING:
+		if (pg_watch(pg, POLLOUT) == -1)
+			pg_fail(pg, "connecting", "socket gone");
+		break;
+	case PGRES_POLLING_OK:
+		pg_connected(pg);
+		break;
+	default:
+		pg_fail(pg, "connecting", PQerrorMessage(pg->conn));
+		break;
+	}
+}
+
+/*
+ * Postgres's primary message and detail, on one line (the full message
+ * quotes the statement, which here holds event text).
+ */
+static void
+pg_error_text(char *out, size_t outlen, const PGresult *res)
+{
+	const char	*primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char	*detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+	char		 text[UPLINK_ERROR_MAX + 1];
+
+	if (primary == NULL) {
+		pg_msg(out, outlen, PQresultErrorMessage(res));
+		return;
+	}
+	if (detail != NULL)
+		snprintf(text, sizeof(text), "%s (%s)", primary, detail);
+	else
+		snprintf(text, sizeof(text), "%s", primary);
+	pg_msg(out, outlen, text);
+}
+
+/* Record one result of the query in flight. */
+static void
+pg_result(struct pg *pg, PGresult *res)
+{
+	ExecStatusType	 st = PQresultStatus(res);
+	const char	*code;
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+		if (strcmp(PQcmdStatus(res), "COMMIT") == 0)
+			pg->q_committed = true;
+		else if (pg->state == PG_SENDING && !pg->q_failed &&
+		    strcmp(PQcmdStatus(res), "ROLLBACK") == 0) {
+			pg->q_failed = true;
+			snprintf(pg->q_error, sizeof(pg->q_error),
+			    "the transaction was rolled back");
+		}
+		return;
+	}
+	if (pg->q_failed)
+		return;
+	pg->q_failed = true;
+	pg_error_text(pg->q_error, sizeof(pg->q_error), res);
+	code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	snprintf(pg->q_sqlstate, sizeof(pg->q_sqlstate), "%s",
+	    code != NULL ? code : "");
+}
+
+/* A refusal caused by a row's content, not by the server or the schema. */
+static bool
+pg_data_error(const struct pg *pg)
+{
+	return strncmp(pg->q_sqlstate, "22", 2) == 0 ||
+	    strcmp(pg->q_sqlstate, "23514") == 0 ||
+	    strcmp(pg->q_sqlstate, "54000") == 0;
+}
+
+static void
+pg_batch_ok(struct pg *pg)
+{
+	int64_t	seqs[UPLINK_PG_BATCH_ROWS];
+	int64_t	deleted;
+	size_t	i, n = 0;
+
+	for (i = 0; i < pg->batch.n && n < UPLINK_PG_BATCH_ROWS; i++)
+		if (pg->batch.rows[i].seq > 0)
+			seqs[n++] = pg->batch.rows[i].seq;
+	store_inbox_batch_clear(&pg->batch);
+	/* On a store failure the rows stay and are sent again: harmless. */
+	if ((deleted = store_inbox_confirm(pg->store, seqs, n)) > 0)
+		uplink_delivered(pg->up, (uint64_t)deleted);
+	pg->failures = 0;
+	uplink_clear_error(pg->up);
+	if (pg->batch_max < UPLINK_PG_BATCH_ROWS)
+		pg->batch_max = pg->batch_max * 2 > UPLINK_PG_BATCH_ROWS ?
+		    UPLINK_PG_BATCH_ROWS : pg->batch_max * 2;
+	pg_set_state(pg, PG_READY);
+	pg_pump(pg);
+}
+
+/*
+ * Postgres refused the batch. A content problem narrows the batch (one
+ * row alone becomes a dead letter); anything else reconnects later.
+ */
+static void
+pg_batch_refused(struct pg *pg)
+{
+	char	reason[UPLINK_ERROR_MAX + 1];
+
+	if (!pg_data_error(pg)) {
+		pg_fail(pg, "inserting into caching_event_inbox", pg->q_error[0] ?
+		    pg->q_error : "COMMIT not confirmed");
+		return;
+	}
+	if (pg->batch.n > 1) {
+		pg->batch_max = pg->batch.n / 2;
+		log_info("uplink: Postgres refused a batch (%s); retrying "
+		    "%zu rows at a time", pg->q_error, pg->batch_max);
+	} else if (pg->batch.n == 1) {
+		snprintf(reason, sizeof(reason), "postgres: %.*s",
+		    (int)(sizeof(reason) - 11), pg->q_error);
+		if (store_inbox_dead(pg->store, pg->batch.rows[0].seq, reason,
+		    clock_wall_s()) == 1)
+			uplink_rejected(pg->up, 1);
+	}
+	store_inbox_batch_clear(&pg->batch);
+	if (PQtransactionStatus(pg->conn) == PQTRANS_INERROR ||
+	    PQtransactionStatus(pg->conn) == PQTRANS_INTRANS) {
+		pg_send(pg, "ROLLBACK", PG_ROLLBACK);
+		return;
+	}
+	pg_set_state(pg, PG_READY);
+	pg_pump(pg);
+}
+
+/* The query in flight has all its results. */
+static void
+pg_query_done(struct pg *pg)
+{
+	pg_timer_cancel(pg);
+	switch (pg->state) {
+	case PG_SCHEMA:
+		if (pg->q_failed) {
+			pg_fail(pg, "creating the schema", pg->q_error);
+			return;
+		}
+		pg->schema_done = true;
+		log_info("uplink: caching_event_inbox schema applied");
+		pg_set_state(pg, PG_READY);
+		pg_pump(pg);
+		break;
+	case PG_SENDING:
+		if (!pg->q_failed && pg->q_committed)
+			pg_batch_ok(pg);
+		else
+			pg_batch_refused(pg);
+		break;
+	case PG_ROLLBACK:
+		if (pg->q_failed) {
+			pg_fail(pg, "rolling back", pg->q_error);
+			return;
+		}
+		pg_set_state(pg, PG_READY);
+		pg_pump(pg);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Socket events while a session is open (a query in flight or idle). */
+static void
+pg_session_io(struct pg *pg, short revents)
+{
+	PGresult	*res;
+
+	if ((revents & POLLOUT) && pg_flush(pg) == -1)
+		return;
+	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
+		return;
+	if (PQconsumeInput(pg->conn) == 0) {
+		pg_fail(pg, "connection lost", PQerrorMessage(pg->conn));
+		return;
+	}
+	if ((pg->events & POLLOUT) && pg_flush(pg) == -1)
+		return;
+	while (pg->state != PG_READY && !PQisBusy(pg->conn)) {
+		if ((res = PQgetResult(pg->conn)) == NULL) {
+			pg_query_done(pg);
+			return;
+		}
+		pg_result(pg, res);
+		PQclear(res);
+	}
+	if (pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_BAD)
+		pg_fail(pg, "connection lost", PQerrorMessage(pg->conn));
+}
+
+static void
+pg_io(struct loop *l, int fd, short revents, void *arg)
+{
+	struct pg	*pg = arg;
+
+	if (pg->conn == NULL)
+		return;
+	if (pg->state == PG_CONNECTING)
+		pg_connect_poll(pg);
+	else
+		pg_session_io(pg, revents);
+}
+
+/* Append s[0..len) as a quoted literal. 0, -1 full, -2 not encodable. */
+static int
+pg_put_literal(struct pg *pg, const char *s, size_t len)
+{
+	size_t	n;
+	int	err = 0;
+
+	if (len > (UPLINK_PG_QUERY_MAX_BYTES - 3) / 2 ||
+	    buf_reserve(&pg->q, 2 * len + 3) == -1)
+		return -1;
+	pg->q.data[pg->q.len++] = '\'';
+	n = PQescapeStringConn(pg->conn, (char *)pg->q.data + pg->q.len, s, len,
+	    &err);
+	if (err != 0) {
+		pg->q.len--;
+		pg->q.data[pg->q.len] = '\0';
+		return -2;
+	}
+	pg->q.len += n;
+	return buf_putc(&pg->q, '\'');
+}
+
+/* Append the VALUES tuple of r. 0, -1 full, -2 a value not encodable. */
+static int
+pg_put_row(struct pg *pg, const struct inbox_row *r, bool first)
+{
+	char	id[65], pk[65];
+	int	rc;
+
+	if (hex_encode(r->id, 32, id, sizeof(id)) == -1 ||
+	    hex_encode(r->pubkey, 32, pk, sizeof(pk)) == -1)
+		return -2;
+	if (buf_printf(&pg->q, "%s('%s','%s',%u,%lld,", first ? "" : ",", id,
+	    pk, r->kind, (long long)r->created_at) == -1)
+		return -1;
+	if ((rc = pg_put_literal(pg, r->json, r->json_len)) != 0 ||
+	    buf_putc(&pg->q, ',') == -1 ||
+	    (rc = pg_put_literal(pg, r->source, strlen(r->source))) != 0 ||
+	    buf_putc(&pg->q, ',') == -1)
+		return rc != 0 ? rc : -1;
+	if (r->relay == NULL)
+		rc = buf_puts(&pg->q, "NULL");
+	else
+		rc = pg_put_literal(pg, r->relay, strlen(r->relay));
+	if (rc != 0)
+		return rc;
+	return buf_printf(&pg->q, ",'%s',%lld)", pg->box_hex,
+	    (long long)r->received_at);
+}
+
+/*
+ * Build the batch statement from pg->batch. A row that does not fit ends
+ * the batch there (it is taken again next time); a row whose text cannot
+ * be encoded for Postgres becomes a dead letter (seq set to 0 here).
+ * Rows in the statement, or 0 when none is left to send.
+ */
+static size_t
+pg_build(struct pg *pg)
+{
+	size_t	i, mark, rows = 0;
+	int	rc;
+
+	buf_reset(&pg->q);
+	if (buf_puts(&pg->q, "BEGIN;INSERT INTO caching_event_inbox (event_id,"
+	    "pubkey,kind,created_at,event_json,source_class,source_relay,"
+	    "box_pubkey,received_at) VALUES ") == -1)
+		return 0;
+	for (i = 0; i < pg->batch.n; i++) {
+		mark = pg->q.len;
+		if ((rc = pg_put_row(pg, &pg->batch.rows[i], rows == 0)) == 0) {
+			rows++;
+			continue;
+		}
+		pg->q.len = mark;
+		pg->q.data[mark] = '\0';
+		if (rc == -1 && rows > 0)
+			break;
+		if (store_inbox_dead(pg->store, pg->batch.rows[i].seq, rc == -1 ?
+		    "postgres: too large for one statement" :
+		    "postgres: text not valid in the session encoding",
+		    clock_wall_s()) == 1)
+			uplink_rejected(pg->up, 1);
+		pg->batch.rows[i].seq = 0;
+	}
+	/* Rows past a full statement stay pending: taken again next time. */
+	while (pg->batch.n > i) {
+		struct inbox_row *r = &pg->batch.rows[--pg->batch.n];
+
+		free(r->json);
+		free(r->relay);
+	}
+	if (rows == 0 || buf_puts(&pg->q, " ON CONFLICT (event_id) DO NOTHING;"
+	    "COMMIT") == -1)
+		return 0;
+	return rows;
+}
+
+/* Send the next batch if the session is idle and rows are pending. */
+static void
+pg_pump(struct pg *pg)
+{
+	int	n;
+
+	while (pg->state == PG_READY) {
+		n = store_inbox_take(pg->store, 0, pg->batch_max,
+		    UPLINK_PG_BATCH_JSON_BYTES, &pg->batch);
+		if (n <= 0)
+			return;
+		if (pg_build(pg) > 0) {
+			pg_send(pg, buf_cstr(&pg->q), PG_SENDING);
+			return;
+		}
+		store_inbox_batch_clear(&pg->batch);
+	}
+}
+
+static void *
+pg_start(struct uplink *up, const char *url)
+{
+	struct pg	*pg;
+	char		*errmsg = NULL, text[UPLINK_ERROR_MAX + 1];
+
+	if ((pg = calloc(1, sizeof(*pg))) == NULL) {
+		uplink_set_error(up, "out of memory");
+		return NULL;
+	}
+	if ((pg->opts = PQconninfoParse(url, &errmsg)) == NULL) {
+		pg_msg(text, sizeof(text), errmsg != NULL ? errmsg :
+		    "out of memory");
+		uplink_set_error(up, "uplink.url: %s", text);
+		PQfreemem(errmsg);
+		free(pg);
+		return NULL;
+	}
+	pg->up = up;
+	pg->loop = uplink_loop(up);
+	pg->store = uplink_store(up);
+	pg->fd = -1;
+	pg->batch_max = UPLINK_PG_BATCH_ROWS;
+	buf_init(&pg->q, UPLINK_PG_QUERY_MAX_BYTES);
+	if (uplink_key(up) == NULL || hex_encode(uplink_key(up)->pubkey, 32,
+	    pg->box_hex, sizeof(pg->box_hex)) == -1)
+		pg->box_hex[0] = '\0';
+	pg_connect(pg);
+	return pg;
+}
+
+static void
+pg_stop(void *arg)
+{
+	struct pg	*pg = arg;
+
+	pg_close(pg);
+	store_inbox_batch_free(&pg->batch);
+	buf_free(&pg->q);
+	PQconninfoFree(pg->opts);
+	free(pg);
+}
+
+static void
+pg_kick(void *arg)
+{
+	pg_pump(arg);
+}
+
+const struct uplink_driver uplink_pg_driver = {
+	.name = "postgres",
+	.start = pg_start,
+	.stop = pg_stop,
+	.kick = pg_kick,
+};

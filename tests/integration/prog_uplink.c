@@ -1,0 +1,138 @@
+/*
+ * prog_uplink.c — fills a cacheboxd state directory with signed events
+ * through the real ingest path (parse, id, signature, insert, inbox row),
+ * for the uplink tests and benchmark. It may run while cacheboxd has the
+ * same database open (SQLite WAL; each batch is one short transaction),
+ * which is how a test keeps "ingest going on" during an outage.
+ *
+ *   prog_uplink fill DIR COUNT [BATCH [SLEEP_MS [SEED [KIND]]]]
+ *
+ * COUNT new kind-KIND (default 1) events by four authors, created_at
+ * going back one second per event from an hour ago, committed BATCH at a
+ * time (default 500) with SLEEP_MS between batches (default 0). SEED
+ * (default 1) makes the content, so another seed gives other ids. Prints
+ * "stored N" and exits 0 when every event was new.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "nostr/event.h"
+#include "nostr/key.h"
+#include "store/store.h"
+#include "sync/ingest.h"
+
+#define AUTHORS	4
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (ms > 0 && nanosleep(&ts, &ts) == -1)
+		;
+}
+
+static int
+make_keys(struct nostr_key keys[AUTHORS])
+{
+	uint8_t	sec[32];
+	int	i;
+
+	for (i = 0; i < AUTHORS; i++) {
+		memset(sec, 0, sizeof(sec));
+		sec[0] = 0x5a;
+		sec[31] = (uint8_t)(i + 1);
+		if (key_from_secret(&keys[i], sec) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* One new signed event as JSON in out. 0 or -1. */
+static int
+make_event(const struct nostr_key *k, long seed, long n, uint32_t kind,
+    int64_t created_at, struct buf *out)
+{
+	struct event	ev;
+	char		content[128];
+	int		rc;
+
+	snprintf(content, sizeof(content), "uplink test seed %ld event %ld",
+	    seed, n);
+	event_init(&ev);
+	if (event_create(&ev, k, kind, created_at, NULL, content) != EVENT_OK)
+		return -1;
+	buf_reset(out);
+	rc = event_to_json(&ev, out);
+	event_free(&ev);
+	return rc;
+}
+
+static int
+fill(const char *dir, long count, long batch, long pause, long seed,
+    uint32_t kind)
+{
+	struct nostr_key	 keys[AUTHORS];
+	struct store		*st;
+	struct ingest		*ing;
+	struct buf		 json;
+	char			 err[256];
+	int64_t			 base = clock_wall_s() - 3600;
+	long			 i, stored = 0;
+
+	if (store_open(&st, dir, err, sizeof(err)) == -1) {
+		fprintf(stderr, "prog_uplink: %s\n", err);
+		return 1;
+	}
+	if (make_keys(keys) == -1 || (ing = ingest_new(NULL, st)) == NULL) {
+		fprintf(stderr, "prog_uplink: setup failed\n");
+		store_close(st);
+		return 1;
+	}
+	ingest_configure(ing, EVENT_MAX_BYTES_CEILING, true);
+	buf_init(&json, EVENT_MAX_BYTES_CEILING);
+	for (i = 0; i < count; i++) {
+		if (make_event(&keys[i % AUTHORS], seed, i, kind, base - i,
+		    &json) == -1)
+			break;
+		if (ingest_event_json(ing, buf_cstr(&json), json.len, NULL, 0,
+		    INGEST_BACKFILL, "ws://127.0.0.1:1/test", NULL) == INGEST_NEW)
+			stored++;
+		if ((i + 1) % batch == 0) {
+			if (ingest_flush(ing) == -1)
+				break;
+			sleep_ms(pause);
+		}
+	}
+	if (ingest_flush(ing) == -1)
+		stored = -1;
+	buf_free(&json);
+	ingest_free(ing);
+	store_close(st);
+	printf("stored %ld\n", stored);
+	return stored == count ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	log_init(stderr, LOG_LEVEL_WARN);
+	if (argc >= 4 && strcmp(argv[1], "fill") == 0) {
+		long	batch = argc > 4 ? atol(argv[4]) : 500;
+		long	pause = argc > 5 ? atol(argv[5]) : 0;
+		long	seed = argc > 6 ? atol(argv[6]) : 1;
+		long	kind = argc > 7 ? atol(argv[7]) : 1;
+
+		return fill(argv[2], atol(argv[3]), batch > 0 ? batch : 500,
+		    pause, seed, (uint32_t)kind);
+	}
+	fprintf(stderr, "usage: prog_uplink fill DIR COUNT [BATCH [SLEEP_MS "
+	    "[SEED [KIND]]]]\n");
+	return 2;
+}

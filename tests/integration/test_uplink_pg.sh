@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The Postgres uplink against a real PostgreSQL 15 started here (pg.sh):
+# every stored event lands in caching_event_inbox exactly once, with its
+# columns; a wrong password and an unreachable host show in the status
+# and lose nothing, and fixing uplink.url at run time delivers; Postgres
+# stopped in the middle of forwarding while ingest goes on, then started
+# again: everything arrives once; cacheboxd SIGKILLed in the middle of
+# forwarding and restarted: still exactly once; a row Postgres cannot
+# take becomes a dead letter with Postgres's reason, the rest arrive, and
+# `uplink retry` puts it back.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg.sh"
+
+pg_available || { echo "PostgreSQL 15 server binaries not found: skip"; exit 77; }
+trap 'pg_cleanup; cleanup' EXIT
+PG_FAST=1 pg_init || { echo "could not start PostgreSQL"; exit 1; }
+
+FILL=$CACHEBOX_BUILD/tests/integration/prog_uplink
+BASE=(--set relays.bootstrap= --set follow.roots= --set http.listen=127.0.0.1:0
+	--set log.level=debug)
+
+# fill DIR COUNT [BATCH SLEEP_MS SEED]: ingest signed events into DIR.
+fill() {
+	mkdir -p -m 700 "$1"
+	"$FILL" fill "$@" >/dev/null
+}
+# local_ids DIR: every stored event id, sorted.
+local_ids() {
+	python3 - "$1/cachebox.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+for (i,) in c.execute("SELECT lower(hex(id)) FROM events ORDER BY 1"):
+    print(i)
+PY
+}
+pg_ids() { pg_sql "SELECT event_id FROM caching_event_inbox ORDER BY 1"; }
+pg_count() { pg_sql "SELECT count(*) FROM caching_event_inbox"; }
+pg_has_rows() { [ "$(pg_count)" -gt 0 ]; }
+status() { cboxctl -d "$1" status --json >"$T/st.json" && json_get "$T/st.json" "$2"; }
+pending_is() { [ "$(status "$1" inbox.pending)" = "$2" ]; }
+error_has() { status "$1" uplink.last_error | grep -qi -- "$2"; }
+# exactly_once DIR: Postgres holds each stored event once, and nothing else.
+exactly_once() {
+	local_ids "$1" >"$T/local.ids"
+	pg_ids >"$T/pg.ids"
+	[ -s "$T/local.ids" ] && cmp -s "$T/local.ids" "$T/pg.ids" &&
+		[ "$(pg_sql 'SELECT count(*) - count(DISTINCT event_id) FROM caching_event_inbox')" = 0 ]
+}
+stop_daemon() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true; }
+
+# --- 1. everything stored arrives once, with its columns ----------------------
+D=$T/one
+fill "$D" 3000
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL" \
+	--set uplink.pg.create_schema=true
+check "first delivery: inbox drains" wait_for 60 pending_is "$D" 0
+check "first delivery: 3000 rows, each stored event exactly once" exactly_once "$D"
+check "status: inbox.forwarded 3000" test "$(status "$D" inbox.forwarded)" = 3000
+check "status: driver postgres" test "$(status "$D" uplink.driver)" = postgres
+check "status: state ready" test "$(status "$D" uplink.state)" = ready
+check "status: no last_error" test "$(status "$D" uplink.last_error)" = null
+check "status: URL password masked" test "$(status "$D" uplink.url)" = \
+	"postgres://$PG_ROLE:***@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable"
+check "status JSON never holds the password" bash -c "! grep -q '$PG_PASSWORD' '$T/st.json'"
+check "uplink status command" bash -c "'$CACHEBOXCTL' -d '$D' uplink status --json | grep -q '\"driver\"'"
+check "event_json is the event (id matches event_id)" test \
+	"$(pg_sql "SELECT count(*) FROM caching_event_inbox WHERE event_json->>'id' <> event_id OR event_json->>'pubkey' <> pubkey OR (event_json->>'kind')::int <> kind OR (event_json->>'created_at')::bigint <> created_at")" = 0
+check "source_class, source_relay, box_pubkey filled" test \
+	"$(pg_sql "SELECT count(*) FROM caching_event_inbox WHERE source_class = 'backfill' AND source_relay = 'ws://127.0.0.1:1/test' AND box_pubkey ~ '^[0-9a-f]{64}$' AND received_at > 0")" = 3000
+stop_daemon
+# Applying the schema again is harmless (idempotent DDL), and a restart
+# with nothing new sends nothing.
+fill "$D" 200 100 0 2
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL" \
+	--set uplink.pg.create_schema=true
+check "restart: new events delivered" wait_for 60 pending_is "$D" 0
+check "restart: still exactly once (3200)" exactly_once "$D"
+stop_daemon
+
+# --- 2. wrong password, unreachable host: visible, nothing lost ------------
+pg_sql "TRUNCATE caching_event_inbox"
+D=$T/bad
+fill "$D" 500
+start_daemon -d "$D" "${BASE[@]}"
+check "daemon up" wait_for 10 test -S "$D/cacheboxd.sock"
+cboxctl -d "$D" config set uplink.url "$PG_URL_BADPW" >/dev/null
+check "wrong password: reason in status" wait_for 20 error_has "$D" "password authentication failed"
+check "wrong password: state backoff or connecting" grep -Eq 'backoff|connecting' <<<"$(status "$D" uplink.state)"
+check "wrong password: no row lost (500 pending)" pending_is "$D" 500
+check "wrong password: password not in status" bash -c "! grep -q wrong-pw '$T/st.json'"
+cboxctl -d "$D" config set uplink.url "$PG_URL_NOHOST" >/dev/null
+check "unreachable host: reason in status" wait_for 20 error_has "$D" "refused"
+check "unreachable host: no row lost (500 pending)" pending_is "$D" 500
+check "unreachable host: not idle" test "$(status "$D" idle)" = false
+cboxctl -d "$D" config set uplink.url "$PG_URL" >/dev/null
+check "fixed at run time: delivered" wait_for 60 pending_is "$D" 0
+check "fixed at run time: exactly once" exactly_once "$D"
+check "fixed at run time: error cleared" test "$(status "$D" uplink.last_error)" = null
+stop_daemon
+
+# --- 3. Postgres stopped mid-forwarding while ingest goes on -------------------
+pg_sql "TRUNCATE caching_event_inbox"
+D=$T/outage
+fill "$D" 20000
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
+"$FILL" fill "$D" 3000 100 20 3 >/dev/null &
+FPID=$!
+check "forwarding started" wait_for 60 pg_has_rows
+pg_server_stop
+n_at_stop=$(local_ids "$D" | wc -l)
+check "outage: reason in status" wait_for 20 error_has "$D" "connect\|lost\|terminat\|closed"
+"$FILL" fill "$D" 1000 100 0 4 >/dev/null
+wait "$FPID"
+check "outage: ingest went on (24000 stored)" test "$(local_ids "$D" | wc -l)" = 24000
+check "outage: inbox kept rows" test "$(status "$D" inbox.pending)" -gt 0
+pg_server_start
+check "after outage: inbox drains" wait_for 120 pending_is "$D" 0
+check "after outage: 24000 rows, each exactly once" exactly_once "$D"
+check "after outage: error cleared" test "$(status "$D" uplink.last_error)" = null
+stop_daemon
+
+# --- 4. SIGKILL in the middle of forwarding --------------------------------------
+pg_sql "TRUNCATE caching_event_inbox"
+D=$T/kill
+fill "$D" 30000 1000 0 5
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
+check "forwarding started before the kill" wait_for 60 pg_has_rows
+kill -9 "$DPID"; wait "$DPID" 2>/dev/null || true
+n=$(pg_count)
+check "killed mid-way ($n of 30000 in Postgres)" test "$n" -lt 30000
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
+check "after SIGKILL: inbox drains" wait_for 120 pending_is "$D" 0
+check "after SIGKILL: 30000 rows, each exactly once" exactly_once "$D"
+stop_daemon
+
+# --- 5. a row Postgres refuses: dead letter with its reason --------------------
+pg_sql "TRUNCATE caching_event_inbox"
+D=$T/dead
+fill "$D" 1500
+# An event whose JSON jsonb cannot hold (\u0000), inserted as a raw row in
+# the middle of the queue (ingest would not let it in, but a row on disk
+# is what the uplink must survive).
+python3 - "$D/cachebox.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+bad = "ab" * 32
+c.execute("INSERT INTO events (id, pubkey, kind, created_at, json, source, received_at) "
+          "VALUES (?, ?, 1, 1700000000, ?, 'live', 1700000000)",
+          (bytes.fromhex(bad), bytes.fromhex("cd" * 32),
+           '{"id":"%s","pubkey":"%s","kind":1,"created_at":1700000000,"tags":[],"content":"nul \\u0000 here","sig":"%s"}'
+           % (bad, "cd" * 32, "ef" * 64)))
+c.execute("INSERT INTO inbox (event_id, enqueued_at) VALUES (?, strftime('%s','now'))", (bytes.fromhex(bad),))
+c.commit()
+PY
+fill "$D" 1500 500 0 6
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
+check "refused row: the others drain" wait_for 60 pending_is "$D" 0
+check "refused row: one dead letter" test "$(status "$D" inbox.rejected)" = 1
+check "refused row: 3000 others delivered" test "$(pg_count)" = 3000
+cboxctl -d "$D" uplink deadletter --json >"$T/dl.json"
+check "dead letter names the event" test "$(json_get "$T/dl.json" dead.0.id)" = "$(printf 'ab%.0s' $(seq 32))"
+check "dead letter carries Postgres's reason" grep -qi "postgres: .*unicode" <<<"$(json_get "$T/dl.json" dead.0.reason)"
+check "uplink retry puts it back" test "$(cboxctl -d "$D" uplink retry --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["retried"])')" = 1
+check "retried row refused again" wait_for 30 test "$(status "$D" inbox.rejected)" = 1
+stop_daemon
+
+finish

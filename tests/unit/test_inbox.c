@@ -1,0 +1,274 @@
+/*
+ * test_inbox.c — the inbox family on a real SQLite store in a temporary
+ * directory: take in seq order with its row and byte limits, confirm
+ * deletes and bumps the forwarded total in one transaction, dead letters
+ * with reasons and retry (one or all), counts and the oldest pending row,
+ * and the queue-everything pass for a new uplink target (oldest first, in
+ * chunks, resumable, not queueing twice, forgotten when no uplink is set).
+ * Events are inserted as raw rows: the inbox does not look into them.
+ */
+#define _XOPEN_SOURCE 700	/* nftw */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "core/limits.h"
+#include "store/inbox.h"
+#include "store/store.h"
+
+struct fixture {
+	char		 dir[64];
+	struct store	*st;
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*f = calloc(1, sizeof(*f));
+	char		 err[256];
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/cachebox-inbox.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(store_open(&f->st, f->dir, err, sizeof(err)), 0);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	store_close(f->st);
+	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* Event n: id and pubkey are n repeated, created_at given. */
+static void
+put_event(struct fixture *f, int n, int64_t created_at, bool queue)
+{
+	sqlite3_stmt	*s;
+	uint8_t		 id[32];
+	char		 json[64];
+
+	memset(id, n, sizeof(id));
+	snprintf(json, sizeof(json), "{\"n\":%d}", n);
+	s = store_stmt(f->st, "INSERT INTO events (id, pubkey, kind, "
+	    "created_at, json, source, first_relay, received_at) VALUES "
+	    "(?1, ?1, 1, ?2, ?3, 'live', 'wss://r.example', 100)");
+	assert_non_null(s);
+	sqlite3_bind_blob(s, 1, id, 32, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, created_at);
+	sqlite3_bind_text(s, 3, json, -1, SQLITE_TRANSIENT);
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	store_stmt_done(s);
+	if (!queue)
+		return;
+	s = store_stmt(f->st, "INSERT INTO inbox (event_id, enqueued_at) "
+	    "VALUES (?1, 1000)");
+	sqlite3_bind_blob(s, 1, id, 32, SQLITE_TRANSIENT);
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	store_stmt_done(s);
+}
+
+static void
+take_in_order_with_limits(void **state)
+{
+	struct fixture		*f = *state;
+	struct inbox_batch	 b = { 0 };
+	int			 i;
+
+	for (i = 1; i <= 5; i++)
+		put_event(f, i, 1000 - i, true);
+	assert_int_equal(store_inbox_take(f->st, 0, 3, 1 << 20, &b), 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(b.rows[i].id[0], i + 1);
+		assert_int_equal(b.rows[i].created_at, 1000 - (i + 1));
+		assert_string_equal(b.rows[i].source, "live");
+		assert_string_equal(b.rows[i].relay, "wss://r.example");
+		assert_int_equal(b.rows[i].kind, 1);
+	}
+	assert_string_equal(b.rows[0].json, "{\"n\":1}");
+	assert_int_equal(b.rows[0].json_len, 7);
+	/* after_seq skips what was taken; the byte limit stops at 2 rows. */
+	assert_int_equal(store_inbox_take(f->st, b.rows[2].seq, 10, 14, &b), 2);
+	assert_int_equal(b.rows[0].id[0], 4);
+	/* A byte limit below one row still takes that row. */
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1, &b), 1);
+	store_inbox_batch_free(&b);
+}
+
+static void
+confirm_counts_forwarded(void **state)
+{
+	struct fixture		*f = *state;
+	struct inbox_batch	 b = { 0 };
+	struct inbox_counts	 c;
+	int64_t			 seqs[3];
+
+	put_event(f, 1, 10, true);
+	put_event(f, 2, 11, true);
+	put_event(f, 3, 12, true);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, &b), 3);
+	seqs[0] = b.rows[0].seq;
+	seqs[1] = b.rows[2].seq;
+	seqs[2] = b.rows[2].seq;	/* twice: counted once */
+	assert_int_equal(store_inbox_confirm(f->st, seqs, 3), 2);
+	assert_int_equal(store_inbox_counts(f->st, &c), 0);
+	assert_int_equal(c.pending, 1);
+	assert_int_equal(c.forwarded, 2);
+	assert_int_equal(c.dead, 0);
+	assert_int_equal(c.oldest_enqueued_at, 1000);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, &b), 1);
+	assert_int_equal(b.rows[0].id[0], 2);
+	seqs[0] = b.rows[0].seq;
+	assert_int_equal(store_inbox_confirm(f->st, seqs, 1), 1);
+	assert_int_equal(store_inbox_counts(f->st, &c), 0);
+	assert_int_equal(c.forwarded, 3);
+	assert_int_equal(c.pending, 0);
+	assert_int_equal(c.oldest_enqueued_at, 0);
+	assert_int_equal(store_inbox_has_pending(f->st), 0);
+	store_inbox_batch_free(&b);
+}
+
+struct seen {
+	int	n;
+	int64_t	seq[8];
+	char	reason[8][64];
+};
+
+static int
+collect(const struct inbox_dead *d, void *arg)
+{
+	struct seen	*s = arg;
+
+	s->seq[s->n] = d->seq;
+	snprintf(s->reason[s->n], sizeof(s->reason[0]), "%s", d->reason);
+	s->n++;
+	return 0;
+}
+
+static void
+dead_letters_and_retry(void **state)
+{
+	struct fixture		*f = *state;
+	struct inbox_batch	 b = { 0 };
+	struct inbox_counts	 c;
+	struct seen		 seen = { 0 };
+	int64_t			 s1, s2;
+
+	put_event(f, 1, 10, true);
+	put_event(f, 2, 11, true);
+	put_event(f, 3, 12, true);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, &b), 3);
+	s1 = b.rows[0].seq;
+	s2 = b.rows[1].seq;
+	assert_int_equal(store_inbox_dead(f->st, s1, "blocked: no thanks", 50), 1);
+	assert_int_equal(store_inbox_dead(f->st, s2, NULL, 50), 1);
+	assert_int_equal(store_inbox_dead(f->st, s2, "again", 50), 0);
+	assert_int_equal(store_inbox_dead_list(f->st, 10, collect, &seen), 2);
+	assert_int_equal(seen.seq[0], s1);
+	assert_string_equal(seen.reason[0], "blocked: no thanks");
+	assert_string_equal(seen.reason[1], "refused");
+	assert_int_equal(store_inbox_counts(f->st, &c), 0);
+	assert_int_equal(c.dead, 2);
+	assert_int_equal(c.pending, 1);
+	/* Dead rows are not taken. */
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, &b), 1);
+	assert_int_equal(b.rows[0].id[0], 3);
+	assert_int_equal(store_inbox_retry(f->st, s2), 1);
+	assert_int_equal(store_inbox_retry(f->st, s2), 0);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, &b), 2);
+	assert_int_equal(b.rows[0].seq, s2);	/* back in its old place */
+	assert_int_equal(store_inbox_retry(f->st, 0), 1);
+	assert_int_equal(store_inbox_counts(f->st, &c), 0);
+	assert_int_equal(c.dead, 0);
+	assert_int_equal(c.pending, 3);
+	store_inbox_batch_free(&b);
+}
+
+static void
+enqueue_everything_for_new_target(void **state)
+{
+	struct fixture		*f = *state;
+	struct inbox_batch	 b = { 0 };
+	struct inbox_counts	 c;
+	int64_t			 queued, s;
+	int			 i;
+
+	/* Five stored events, one (n=3) queued already; created_at order 5..1. */
+	for (i = 1; i <= 5; i++)
+		put_event(f, i, 100 - i, i == 3);
+	assert_int_equal(store_inbox_enqueue_active(f->st), 0);
+	assert_int_equal(store_inbox_target(f->st, "postgres://a"), 1);
+	assert_int_equal(store_inbox_target(f->st, "postgres://a"), 0);
+	assert_int_equal(store_inbox_enqueue_active(f->st), 1);
+	assert_int_equal(store_inbox_enqueue_step(f->st, 2, 7, &queued), 1);
+	assert_int_equal(queued, 2);		/* n=5, n=4 */
+	assert_int_equal(store_inbox_enqueue_step(f->st, 2, 7, &queued), 1);
+	assert_int_equal(queued, 1);		/* n=3 was there, n=2 */
+	assert_int_equal(store_inbox_enqueue_step(f->st, 2, 7, &queued), 0);
+	assert_int_equal(queued, 1);		/* n=1 */
+	assert_int_equal(store_inbox_enqueue_active(f->st), 0);
+	assert_int_equal(store_inbox_enqueue_step(f->st, 2, 7, &queued), 0);
+	assert_int_equal(queued, 0);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, &b), 5);
+	assert_int_equal(b.rows[0].id[0], 3);	/* queued before the pass */
+	assert_int_equal(b.rows[1].id[0], 5);	/* then oldest first */
+	assert_int_equal(b.rows[2].id[0], 4);
+	assert_int_equal(b.rows[3].id[0], 2);
+	assert_int_equal(b.rows[4].id[0], 1);
+	/* Another target: dead letters come back, the pass runs again. */
+	s = b.rows[0].seq;
+	assert_int_equal(store_inbox_dead(f->st, s, "invalid: x", 8), 1);
+	assert_int_equal(store_inbox_target(f->st, "wss://b"), 1);
+	assert_int_equal(store_inbox_counts(f->st, &c), 0);
+	assert_int_equal(c.dead, 0);
+	assert_int_equal(c.pending, 5);
+	assert_int_equal(store_inbox_enqueue_step(f->st, 100, 9, &queued), 0);
+	assert_int_equal(queued, 0);
+	/* No uplink: the target is forgotten, so the next one queues again. */
+	assert_int_equal(store_inbox_target_clear(f->st), 0);
+	assert_int_equal(store_inbox_target(f->st, "wss://b"), 1);
+	store_inbox_batch_free(&b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(take_in_order_with_limits,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(confirm_counts_forwarded,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(dead_letters_and_retry,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(enqueue_everything_for_new_target,
+		    setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
