@@ -150,6 +150,7 @@
 #define RELAY_STATS_FLUSH_MS		5000		/* counters to the relays table at most this often, ms */
 #define RELAY_OK_TIMEOUT_MS		30000		/* an EVENT with no OK after this is failed, ms */
 #define RELAY_NIP11_REFRESH_MS		(6 * 3600 * 1000) /* a NIP-11 document is read again after, ms */
+#define RELAY_NIP11_WAIT_MS		3000		/* first REQs held for a NIP-11 fetch in flight, ms */
 
 /* Ingest and the store's table families (src/sync/ingest.c, src/store). */
 #define INGEST_RECENT_IDS		4096		/* ids remembered in memory for dedup (power of two) */

@@ -339,10 +339,12 @@ pool_nip11_done(int status, const char *body, size_t len, const char *err,
 	if (err != NULL || status != 200) {
 		log_info("relay %s: no NIP-11 document (%s)", r->url,
 		    err != NULL ? err : "status not 200");
+		relay_pump(r);		/* REQs held for it go now */
 		return;
 	}
 	if (nip11_parse(body, len, &info, why, sizeof(why)) == -1) {
 		log_info("relay %s: NIP-11 document refused: %s", r->url, why);
+		relay_pump(r);
 		return;
 	}
 	r->nip11_at_ms = loop_now_ms(r->pool->loop);

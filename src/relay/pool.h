@@ -4,7 +4,9 @@
  * publishes events with an OK callback; the pool owns every connection,
  * every subscription id, the per-relay cap on open subscriptions (NIP-11
  * max_subscriptions or RELAY_MAX_SUBS_DEFAULT, excess ones wait in FIFO
- * order), the per-relay pacing of REQs, NIP-42 authentication, reconnects
+ * order; until the first document arrives, at most RELAY_NIP11_WAIT_MS,
+ * no REQ goes out, so an advertised cap is never overshot), the per-relay
+ * pacing of REQs, NIP-42 authentication, reconnects
  * with backoff, NIP-11 facts and the per-relay counters in the `relays`
  * table.
  *

@@ -200,6 +200,11 @@ relay_pump(struct relay *r)
 
 	if (r->state != RELAY_OPEN || r->dead)
 		return;
+	/* The first document may lower the cap: do not overshoot it. */
+	if (r->nip11_req != NULL && now < r->nip11_hold_ms) {
+		relay_pump_later(r, r->nip11_hold_ms);
+		return;
+	}
 	open = relay_open_subs(r);
 	TAILQ_FOREACH(s, &r->subs, entry) {
 		if (s->state != SUB_QUEUED)
@@ -604,6 +609,8 @@ relay_on_open(struct ws_conn *ws, void *arg)
 	r->last_rx_ms = relay_now(r);
 	r->pongs_seen = ws_pongs(r->ws);
 	r->last_req_ms = 0;
+	r->nip11_hold_ms = r->nip11_req != NULL && r->nip11_at_ms == 0 ?
+	    relay_now(r) + RELAY_NIP11_WAIT_MS : 0;
 	relay_set_state(r, RELAY_OPEN, NULL);
 	r->keepalive_timer = loop_timer_add(r->pool->loop,
 	    (r->pool->opts.ping_ms ? r->pool->opts.ping_ms :
@@ -618,7 +625,7 @@ relay_on_close(struct ws_conn *ws, int code, const char *reason, void *arg)
 	char		 why[RELAY_REASON_MAX];
 
 	(void)ws;
-	snprintf(why, sizeof(why), "closed by peer (%d%s%.120s)", code,
+	snprintf(why, sizeof(why), "connection closed (%d%s%.120s)", code,
 	    reason[0] ? ": " : "", reason);
 	relay_lost(r, why);
 }

@@ -116,6 +116,7 @@ struct relay {
 	/* NIP-11 */
 	struct http_req		*nip11_req;
 	uint64_t		 nip11_at_ms;	/* 0: never read */
+	uint64_t		 nip11_hold_ms;	/* REQs wait for NIP-11 until */
 	int64_t			 max_limit;
 	int64_t			 max_subscriptions;
 	int64_t			 max_message_length;

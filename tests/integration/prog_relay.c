@@ -11,7 +11,8 @@
  *
  * Options: -t seconds, -p pace_ms, -k (a fresh key: answer AUTH),
  * -P (first publish a new kind-1 event and subscribe to its id), -n N,
- * -f FILTER (JSON), -d DIR (record in DIR's store), -b backoff_base_ms.
+ * -f FILTER (JSON), -d DIR (record in DIR's store), -b backoff_base_ms,
+ * -N (no NIP-11 fetch).
  * Exit 0 when N relays finished, 1 on timeout, 2 on usage errors.
  */
 #include <stdio.h>
@@ -198,7 +199,7 @@ main(int argc, char **argv)
 	int			 c, secs = 20;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt(argc, argv, "t:p:kPn:f:d:b:")) != -1) {
+	while ((c = getopt(argc, argv, "t:p:kPn:f:d:b:N")) != -1) {
 		switch (c) {
 		case 't': secs = atoi(optarg); break;
 		case 'p': o.pace_ms = (uint32_t)atoi(optarg); break;
@@ -208,6 +209,7 @@ main(int argc, char **argv)
 		case 'f': ftext = optarg; break;
 		case 'd': dir = optarg; break;
 		case 'b': o.backoff_base_ms = (uint32_t)atoi(optarg); break;
+		case 'N': o.no_nip11 = true; break;
 		default: return 2;
 		}
 	}
