@@ -12,9 +12,15 @@
  * Options: -t seconds, -p pace_ms, -k (a fresh key: answer AUTH),
  * -P (first publish a new kind-1 event and subscribe to its id), -n N,
  * -f FILTER (JSON), -d DIR (record in DIR's store), -b backoff_base_ms,
- * -N (no NIP-11 fetch).
+ * -N (no NIP-11 fetch), -c CA (tls.ca_file).
+ *
+ * "prog_relay -M N [-c CA] URL" instead adds N relays URL/m1 .. URL/mN
+ * (distinct URLs, one server), waits until all are open and idle, and
+ * prints the heap (mallinfo2) they hold through the pool: relay, ws, TLS
+ * and socket state, the CA chain excepted (shared by every connection).
  * Exit 0 when N relays finished, 1 on timeout, 2 on usage errors.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +36,7 @@
 #include "nostr/filter.h"
 #include "nostr/key.h"
 #include "relay/pool.h"
+#include "relay/relay.h"
 #include "store/store.h"
 
 #define MAX_RELAYS	8
@@ -184,6 +191,59 @@ finished(void)
 	return n;
 }
 
+/* How many of the pool's relays are open. */
+static size_t
+open_count(void)
+{
+	struct pool_relay_info	 info;
+	size_t			 i, n = 0;
+
+	for (i = 0; pool_relay_info(pool, i, &info) == 0; i++)
+		n += strcmp(info.state, "open") == 0;
+	return n;
+}
+
+/* The -M mode: heap held by n idle open relays; 0, or 1 if not all open. */
+static int
+mem(struct loop *loop, const char *base, int n, const char *ca)
+{
+	struct tls_ctx		*keep = NULL;
+	struct mallinfo2	 a, b;
+	char			 url[URL_MAX_BYTES + 1], err[128];
+	uint64_t		 end;
+	size_t			 held;
+	int			 i;
+
+	if (n < 1 || n > 1000)
+		return 2;
+	/* The CA set is loaded once for all connections: keep it outside. */
+	if (strncmp(base, "wss:", 4) == 0 &&
+	    (keep = tls_ctx_get(ca, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "prog_relay: %s\n", err);
+		return 2;
+	}
+	malloc_trim(0);
+	a = mallinfo2();
+	for (i = 1; i <= n; i++) {
+		snprintf(url, sizeof(url), "%s/m%d", base, i);
+		if (pool_relay_add(pool, url, RELAY_ROLE_CUSTOM) == NULL)
+			return 2;
+	}
+	end = clock_mono_ms() + 20000;
+	while (open_count() < (size_t)n && clock_mono_ms() < end)
+		(void)loop_run_once(loop, 20);
+	for (i = 0; i < 5; i++)
+		(void)loop_run_once(loop, 10);
+	b = mallinfo2();
+	held = b.uordblks - a.uordblks;
+	printf("mem: %zu of %d idle %s relays open through the pool hold %zu "
+	    "heap bytes, %zu per relay (struct relay %zu)\n", open_count(), n,
+	    keep != NULL ? "wss" : "ws", held, held / (size_t)n,
+	    sizeof(struct relay));
+	tls_ctx_put(keep);
+	return open_count() == (size_t)n ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -196,10 +256,10 @@ main(int argc, char **argv)
 	uint8_t			 sk[32];
 	uint64_t		 end;
 	size_t			 want = 0, i;
-	int			 c, secs = 20;
+	int			 c, secs = 20, mem_n = 0;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt(argc, argv, "t:p:kPn:f:d:b:N")) != -1) {
+	while ((c = getopt(argc, argv, "t:p:kPn:f:d:b:Nc:M:")) != -1) {
 		switch (c) {
 		case 't': secs = atoi(optarg); break;
 		case 'p': o.pace_ms = (uint32_t)atoi(optarg); break;
@@ -210,6 +270,8 @@ main(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'b': o.backoff_base_ms = (uint32_t)atoi(optarg); break;
 		case 'N': o.no_nip11 = true; break;
+		case 'c': o.ca_file = optarg; break;
+		case 'M': mem_n = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -243,23 +305,26 @@ main(int argc, char **argv)
 	o.ratelimit_base_ms = 300;
 	if ((pool = pool_new(loop, &o)) == NULL)
 		return 2;
-	for (i = 0; i < ntargets; i++) {
+	if (mem_n != 0)
+		c = mem(loop, targets[0].url, mem_n, o.ca_file);
+	for (i = 0; mem_n == 0 && i < ntargets; i++) {
 		if (pool_relay_add(pool, targets[i].url, RELAY_ROLE_CUSTOM) == NULL)
 			return 2;
 		if (!publish)
 			subscribe(&targets[i]);
 	}
 	end = clock_mono_ms() + (uint64_t)secs * 1000;
-	while (finished() < want && clock_mono_ms() < end) {
+	while (mem_n == 0 && finished() < want && clock_mono_ms() < end) {
 		if (loop_run_once(loop, 50) == -1)
 			break;
 		for (i = 0; publish && i < ntargets; i++)
 			try_publish(&targets[i]);
 	}
-	for (i = 0; i < ntargets; i++)
+	for (i = 0; mem_n == 0 && i < ntargets; i++)
 		report(&targets[i]);
 	fflush(stdout);
-	c = finished() >= want ? 0 : 1;
+	if (mem_n == 0)
+		c = finished() >= want ? 0 : 1;
 	pool_free(pool);
 	/* Connections are reclaimed on a later round (ws_free defers). */
 	(void)loop_run_once(loop, 0);
