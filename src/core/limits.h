@@ -197,6 +197,7 @@
 #define DRAIN_GIVEUP_FAILURES		8		/* failed connects in a row after which waiting steps stall */
 #define DRAIN_RETRY_MS			2000		/* pause of a relay's drain after a refusal, ms */
 #define DRAIN_SAME_SECOND_MIN		2		/* events in one second before a page can be a burst */
+#define DRAIN_RECOVER_PAGES		16		/* clean pages before a relay that dropped pages gets more steps */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 
 #endif

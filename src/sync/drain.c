@@ -78,6 +78,8 @@ struct drelay {
 	uint8_t			 after[32];	/* round-robin position */
 	bool			 has_after;
 	int64_t			 largest_page;	/* cap seen on this relay */
+	size_t			 cap_limit;	/* after drops; 0: none */
+	unsigned		 ok_pages;	/* EOSEs since the last drop */
 	uint64_t		 pump_timer;
 	uint64_t		 paused_until_ms;
 };
@@ -156,6 +158,37 @@ page_reset(struct step *s)
 	s->oldest = s->newest = 0;
 }
 
+/*
+ * The connection dropped mid-page: every open step of the relay is sent
+ * again at once, and a relay that drops under load would drop them all
+ * again. Go down to one step at a time; DRAIN_RECOVER_PAGES clean pages
+ * in a row double the allowance back.
+ */
+static void
+drelay_shed(struct drelay *dr)
+{
+	dr->ok_pages = 0;
+	if (dr->cap_limit == 1)
+		return;
+	dr->cap_limit = 1;
+	log_info("drain: %s lost pages in flight; one request at a time for "
+	    "now", dr->url);
+	drelay_kick(dr, 0);
+}
+
+static void
+drelay_page_ok(struct drelay *dr)
+{
+	int64_t	cap = config_get_int(dr->d->cfg, "backfill.max_subs_per_relay");
+
+	if (dr->cap_limit == 0 || ++dr->ok_pages < DRAIN_RECOVER_PAGES)
+		return;
+	dr->ok_pages = 0;
+	dr->cap_limit *= 2;
+	if ((int64_t)dr->cap_limit >= cap)
+		dr->cap_limit = 0;
+}
+
 /* The pool sent the REQ again (reconnect, rate limit): count afresh. */
 static void
 step_check_resent(struct step *s)
@@ -165,6 +198,7 @@ step_check_resent(struct step *s)
 	if (r != s->resent) {
 		s->resent = r;
 		page_reset(s);
+		drelay_shed(s->dr);
 	}
 }
 
@@ -325,8 +359,12 @@ step_on_eose(struct pool_sub *sub, void *arg)
 		    "will be asked again", s->dr->url, s->pkhex);
 		s->dr->paused_until_ms = loop_now_ms(s->dr->d->loop) +
 		    DRAIN_RETRY_MS;
-	} else if (s->fresh > 0)
-		(void)store_follow_add_fetched(s->dr->d->st, s->pk, s->fresh);
+	} else {
+		drelay_page_ok(s->dr);
+		if (s->fresh > 0)
+			(void)store_follow_add_fetched(s->dr->d->st, s->pk,
+			    s->fresh);
+	}
 	step_finish(s);
 }
 
@@ -482,6 +520,8 @@ drelay_cap(const struct drelay *dr)
 	int64_t			cap, pcap, others;
 
 	cap = config_get_int(dr->d->cfg, "backfill.max_subs_per_relay");
+	if (dr->cap_limit > 0 && (int64_t)dr->cap_limit < cap)
+		cap = (int64_t)dr->cap_limit;
 	if (pool_relay_info_url(dr->d->pool, dr->url, &info) == 0) {
 		pcap = info.max_subscriptions > 0 ? info.max_subscriptions :
 		    RELAY_MAX_SUBS_DEFAULT;
@@ -504,6 +544,10 @@ drelay_pump(struct drelay *dr)
 	size_t		 cap = drelay_cap(dr), want, i;
 	uint64_t	 now = loop_now_ms(d->loop);
 
+	/* Over the allowance after a drop: the newest steps go (no EOSE, so
+	 * their cursors did not move) and are picked again later. */
+	while (dr->nsteps > cap)
+		step_finish(TAILQ_LAST(&dr->steps, step_list));
 	if (!enabled(d) || dr->nsteps >= cap)
 		return;
 	if (now < dr->paused_until_ms) {
