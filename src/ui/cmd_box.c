@@ -5,9 +5,9 @@
  * follow.roots): a change is validated like `config set`, stored in the
  * database so it survives a restart, and applied to the running
  * configuration, where the planners read it. A relay given a role other
- * than bootstrap is recorded in the relays table only (the pool reads its
- * roles from there). These handlers never block, never write SQL
- * themselves and never show the admin token.
+ * than bootstrap joins the running pool with that role (which records it
+ * in the relays table) but stays out of relays.bootstrap. These handlers
+ * never block, never write SQL themselves and never show the admin token.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "nostr/nip19.h"
+#include "relay/pool.h"
 #include "store/config_store.h"
 #include "store/relays.h"
 #include "store/store.h"
@@ -252,21 +253,66 @@ add_configured_row(const char *url, void *arg)
 	return 0;
 }
 
+/* The running pool's relays, as the status shows them. */
+static void
+add_pool_rows(struct app *app, cJSON *list)
+{
+	struct pool_relay_info	 info;
+	size_t			 i, n = pool_relay_count(app->pool);
+	cJSON			*r;
+
+	for (i = 0; i < n; i++) {
+		if (pool_relay_info(app->pool, i, &info) == -1 ||
+		    (r = cJSON_CreateObject()) == NULL)
+			continue;
+		cJSON_AddStringToObject(r, "url", info.url);
+		cJSON_AddStringToObject(r, "role", info.role);
+		cJSON_AddStringToObject(r, "state", info.state);
+		cJSON_AddNumberToObject(r, "events", (double)info.events);
+		cJSON_AddStringToObject(r, "last_error", info.last_error);
+		cJSON_AddBoolToObject(r, "configured", list_contains(
+		    config_get(app->cfg, RELAYS_KEY), info.url, same_url));
+		cJSON_AddItemToArray(list, r);
+	}
+}
+
 cJSON *
 cmd_relays_list(struct app *app, const cJSON *args)
 {
 	cJSON	*r = cJSON_CreateObject(), *list;
 
 	list = cJSON_AddArrayToObject(r, "relays");
-	add_table_rows(app, list);
+	if (app->pool != NULL)
+		add_pool_rows(app, list);
+	else
+		add_table_rows(app, list);
 	list_each(config_get(app->cfg, RELAYS_KEY), add_configured_row, list);
 	return r;
 }
 
-/* Record url's role in the relays table (so lists show it at once). */
+static enum relay_role
+role_enum(const char *role)
+{
+	if (strcmp(role, "outbox") == 0)
+		return RELAY_ROLE_OUTBOX;
+	if (strcmp(role, "custom") == 0)
+		return RELAY_ROLE_CUSTOM;
+	return RELAY_ROLE_BOOTSTRAP;
+}
+
+/*
+ * Give url its role: in the running pool (which connects at once and
+ * records the role in the relays table), or straight in the table when no
+ * pool runs.
+ */
 static cJSON *
 record_role(struct app *app, const char *url, const char *role)
 {
+	if (app->pool != NULL) {
+		if (pool_relay_add(app->pool, url, role_enum(role)) == NULL)
+			return commands_error("%s: the relay pool refused it", url);
+		return NULL;
+	}
 	if (store_relay_upsert(app->store, url, role, clock_wall_s()) == -1)
 		return commands_error("%s: could not record the role", url);
 	return NULL;

@@ -52,6 +52,7 @@ struct http {
 	uint64_t		 timer;		/* loop timer id, 0 if none */
 	uint64_t		 deadline_ms;	/* when it fires, 0 if none */
 	uint16_t		 port;
+	int			 was_full;	/* at the connection limit */
 	char			 port_file[PATH_MAX];
 };
 
@@ -404,11 +405,36 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+static unsigned
+connections(struct http *h)
+{
+	const union MHD_DaemonInfo	*info;
+
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return info != NULL ? info->num_connections : 0;
+}
+
+/*
+ * At HTTP_API_MAX_CONNS, libmicrohttpd takes its listening socket out of
+ * its epoll set and puts it back only at the start of a later MHD_run().
+ * If the run that closed connections was the last thing to happen, no
+ * event would ever ask for that later run and the port would stay deaf:
+ * so after a run that brought the count back under the limit, run again.
+ */
 static void
 http_run(struct http *h)
 {
 	if (MHD_run(h->mhd) != MHD_YES)
 		log_warnx_rl("http: MHD_run failed");
+	if (connections(h) >= HTTP_API_MAX_CONNS) {
+		h->was_full = 1;
+		return;
+	}
+	if (h->was_full) {
+		h->was_full = 0;
+		if (MHD_run(h->mhd) != MHD_YES)
+			log_warnx_rl("http: MHD_run failed");
+	}
 }
 
 static void
