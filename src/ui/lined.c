@@ -107,12 +107,14 @@ lined_feed(struct lined *ld, unsigned char c, struct buf *echo)
 {
 	int	after_cr = ld->after_cr;
 
+	ld->after_cr = 0;
+	if (c == '\n' && after_cr)
+		return LINED_NONE;	/* the LF of a CR LF: the line has ended */
 	if (ld->done) {
 		ld->done = ld->too_long = 0;
 		ld->len = 0;
 		ld->line[0] = '\0';
 	}
-	ld->after_cr = 0;
 	if (in_escape(ld, c))
 		return LINED_NONE;
 	switch (c) {
@@ -120,7 +122,7 @@ lined_feed(struct lined *ld, unsigned char c, struct buf *echo)
 		ld->after_cr = 1;
 		return end_line(ld, echo);
 	case '\n':
-		return after_cr ? LINED_NONE : end_line(ld, echo);
+		return end_line(ld, echo);
 	case CTRL_C:
 		echo_str(echo, "^C\r\n");
 		ld->len = 0;

@@ -1,0 +1,318 @@
+/*
+ * test_ui.c — the surfaces' pure parts with exact values: command paths
+ * and word matching, argument checking of API bodies and query strings,
+ * the bearer token check, Prometheus text from a fixed status document,
+ * the console's line discipline and word splitter, and the human
+ * rendering shared by cacheboxctl and the console.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/buf.h"
+#include "core/embed.h"
+#include "core/limits.h"
+#include "ui/api.h"
+#include "ui/commands.h"
+#include "ui/lined.h"
+#include "ui/render.h"
+
+/* ---- command table ----------------------------------------------------- */
+
+static void
+test_paths(void **state)
+{
+	const struct command	*c;
+
+	assert_non_null(c = api_command_for_path("/api/config/set"));
+	assert_string_equal(c->name, "config set");
+	assert_non_null(c = api_command_for_path("/api/status"));
+	assert_string_equal(c->name, "status");
+	assert_non_null(c = api_command_for_path("/api/admin-token/set"));
+	assert_true(c->console_only);
+	assert_null(api_command_for_path("/api/config"));
+	assert_null(api_command_for_path("/api/config/set/"));
+	assert_null(api_command_for_path("/api//config/set"));
+	assert_null(api_command_for_path("/api/config set"));
+	assert_null(api_command_for_path("/api/"));
+	assert_null(api_command_for_path("/status"));
+	assert_null(api_asset_for_path("/../index.html"));
+	assert_null(api_asset_for_path("/www/index.html"));
+	assert_non_null(api_asset_for_path("/"));
+	assert_string_equal(api_asset_for_path("/")->name, "index.html");
+	assert_string_equal(api_content_type("app.js"),
+	    "text/javascript; charset=utf-8");
+	assert_string_equal(api_content_type("x"), "application/octet-stream");
+}
+
+static void
+test_match_and_args(void **state)
+{
+	char			*w1[] = { "config", "set", "log.level", "debug" };
+	char			*w2[] = { "relays", "add", "ws://h", "custom", "x" };
+	char			*w3[] = { "config" };
+	char			 err[256];
+	const struct command	*c;
+	int			 used = 0;
+	cJSON			*a;
+
+	assert_non_null(c = commands_match(4, w1, &used));
+	assert_string_equal(c->name, "config set");
+	assert_int_equal(used, 2);
+	assert_non_null(a = commands_build_args(c, 2, w1 + 2, err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "key")->valuestring,
+	    "log.level");
+	assert_string_equal(cJSON_GetObjectItem(a, "value")->valuestring,
+	    "debug");
+	cJSON_Delete(a);
+	assert_null(commands_build_args(c, 1, w1 + 2, err, sizeof(err)));
+	assert_string_equal(err, "config set: missing value");
+
+	assert_non_null(c = commands_match(5, w2, &used));
+	assert_null(commands_build_args(c, 3, w2 + 2, err, sizeof(err)));
+	assert_string_equal(err, "relays add: unexpected argument 'x'");
+	assert_non_null(a = commands_build_args(c, 1, w2 + 2, err, sizeof(err)));
+	assert_null(cJSON_GetObjectItem(a, "role"));	/* optional, absent */
+	cJSON_Delete(a);
+	assert_null(commands_match(1, w3, &used));
+}
+
+/* ---- API arguments ----------------------------------------------------- */
+
+static cJSON *
+body(const char *cmd, const char *text, char *err, size_t errlen)
+{
+	err[0] = '\0';
+	return api_body_args(commands_find(cmd), text, strlen(text), err, errlen);
+}
+
+static void
+test_body_args(void **state)
+{
+	char	 err[256];
+	cJSON	*a;
+
+	assert_non_null(a = body("config set",
+	    " {\"key\":\"k\",\"value\":250} \n", err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "value")->valuestring, "250");
+	cJSON_Delete(a);
+	assert_non_null(a = body("config set", "{\"key\":\"k\",\"value\":true}",
+	    err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "value")->valuestring, "true");
+	cJSON_Delete(a);
+	assert_non_null(a = body("log level", "", err, sizeof(err)));
+	assert_null(a->child);
+	cJSON_Delete(a);
+
+	assert_null(body("config set", "{\"key\":", err, sizeof(err)));
+	assert_string_equal(err, "malformed JSON body");
+	assert_null(body("config set", "{\"key\":\"a\",\"value\":\"b\"}x", err,
+	    sizeof(err)));
+	assert_string_equal(err, "malformed JSON body: text after the object");
+	assert_null(body("config set", "[]", err, sizeof(err)));
+	assert_string_equal(err, "the body must be a JSON object");
+	assert_null(body("config set", "{\"key\":\"a\"}", err, sizeof(err)));
+	assert_string_equal(err, "config set: missing \"value\"");
+	assert_null(body("config set", "{\"key\":\"a\",\"value\":null}", err,
+	    sizeof(err)));
+	assert_string_equal(err, "config set: argument 'value' must be a string");
+	assert_null(body("config set", "{\"key\":\"a\",\"key\":\"b\","
+	    "\"value\":\"c\"}", err, sizeof(err)));
+	assert_string_equal(err, "config set: argument 'key' given twice");
+	assert_null(body("status", "{\"x\":1}", err, sizeof(err)));
+	assert_string_equal(err, "status: unknown argument 'x' (takes: no "
+	    "arguments)");
+	/* a body that is not NUL-terminated is read to its length only */
+	assert_non_null(a = api_body_args(commands_find("log level"),
+	    "{}garbage", 2, err, sizeof(err)));
+	cJSON_Delete(a);
+}
+
+static void
+test_auth(void **state)
+{
+	const char	*tok = "s3cret-token-xyz";
+
+	assert_int_equal(api_auth_check("", "Bearer x"), API_AUTH_NO_TOKEN);
+	assert_int_equal(api_auth_check(NULL, "Bearer x"), API_AUTH_NO_TOKEN);
+	assert_int_equal(api_auth_check(tok, NULL), API_AUTH_MISSING);
+	assert_int_equal(api_auth_check(tok, "Basic s3cret-token-xyz"),
+	    API_AUTH_MISSING);
+	assert_int_equal(api_auth_check(tok, "Bearer "), API_AUTH_MISSING);
+	assert_int_equal(api_auth_check(tok, "Bearer s3cret-token-xy"),
+	    API_AUTH_WRONG);
+	assert_int_equal(api_auth_check(tok, "Bearer s3cret-token-xyzz"),
+	    API_AUTH_WRONG);
+	assert_int_equal(api_auth_check(tok, "Bearer S3cret-token-xyz"),
+	    API_AUTH_WRONG);
+	assert_int_equal(api_auth_check(tok, "Bearer s3cret-token-xyz"),
+	    API_AUTH_OK);
+	assert_int_equal(api_auth_check(tok, "bearer  s3cret-token-xyz "),
+	    API_AUTH_OK);
+}
+
+static void
+test_metrics(void **state)
+{
+	const char	*st = "{\"version\":\"0.1.0\",\"uptime_s\":7,"
+	    "\"idle\":false,\"store\":{\"events\":12},"
+	    "\"relays\":[{\"url\":\"ws://a\",\"role\":\"bootstrap\","
+	    "\"state\":\"open\",\"events\":5,\"last_error\":null},"
+	    "{\"url\":\"ws://b\\\"q\",\"role\":\"outbox\",\"state\":\"backoff\","
+	    "\"events\":0,\"last_error\":\"x\"}],\"uplink\":{\"state\":\"off\"}}";
+	const char	*want =
+	    "# HELP cachebox_info Version of cacheboxd.\n"
+	    "# TYPE cachebox_info gauge\n"
+	    "cachebox_info{version=\"0.1.0\"} 1\n"
+	    "# HELP cachebox_uptime_seconds Seconds since cacheboxd started.\n"
+	    "# TYPE cachebox_uptime_seconds gauge\n"
+	    "cachebox_uptime_seconds 7\n"
+	    "# HELP cachebox_idle 1 when there is no work left.\n"
+	    "# TYPE cachebox_idle gauge\n"
+	    "cachebox_idle 0\n"
+	    "# HELP cachebox_store_events Events in the local store.\n"
+	    "# TYPE cachebox_store_events gauge\n"
+	    "cachebox_store_events 12\n"
+	    "# HELP cachebox_relay_state 1 for the relay's current connection "
+	    "state.\n"
+	    "# TYPE cachebox_relay_state gauge\n"
+	    "cachebox_relay_state{url=\"ws://a\",role=\"bootstrap\","
+	    "state=\"open\"} 1\n"
+	    "cachebox_relay_state{url=\"ws://b\\\"q\",role=\"outbox\","
+	    "state=\"backoff\"} 1\n"
+	    "# HELP cachebox_relay_events Events received from a relay.\n"
+	    "# TYPE cachebox_relay_events gauge\n"
+	    "cachebox_relay_events{url=\"ws://a\",role=\"bootstrap\"} 5\n"
+	    "cachebox_relay_events{url=\"ws://b\\\"q\",role=\"outbox\"} 0\n"
+	    "# HELP cachebox_uplink_state Status field uplink.state.\n"
+	    "# TYPE cachebox_uplink_state gauge\n"
+	    "cachebox_uplink_state{state=\"off\"} 1\n";
+	cJSON		*doc = cJSON_Parse(st);
+	struct buf	 out;
+
+	assert_non_null(doc);
+	buf_init(&out, 1 << 16);
+	assert_int_equal(api_metrics(doc, &out), 0);
+	assert_string_equal(buf_cstr(&out), want);
+	buf_free(&out);
+	buf_init(&out, 40);	/* too small: refused, never overrun */
+	assert_int_equal(api_metrics(doc, &out), -1);
+	assert_true(out.len <= 40);
+	buf_free(&out);
+	cJSON_Delete(doc);
+}
+
+/* ---- the console's line discipline ------------------------------------- */
+
+/* Feed s; the events in order into evs (as letters), the echo into echo. */
+static void
+feed(struct lined *ld, const char *s, size_t n, char *evs, struct buf *echo)
+{
+	static const char	 letter[] = { '.', 'L', 'C', 'T' };
+	size_t			 i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		enum lined_event ev = lined_feed(ld, (unsigned char)s[i], echo);
+
+		if (ev != LINED_NONE)
+			evs[k++] = letter[ev];
+	}
+	evs[k] = '\0';
+}
+
+static void
+test_lined(void **state)
+{
+	struct lined	ld;
+	struct buf	echo;
+	char		evs[64], big[CONSOLE_MAX_LINE + 2];
+
+	lined_init(&ld);
+	buf_init(&echo, 1 << 16);
+	feed(&ld, "log.levxx\b\x7f" "el\r", 14, evs, &echo);
+	assert_string_equal(evs, "L");
+	assert_string_equal(ld.line, "log.level");
+	assert_string_equal(buf_cstr(&echo), "log.levxx\b \b\b \bel\r\n");
+
+	buf_reset(&echo);
+	feed(&ld, "\nab\x03" "cd\r\n", 8, evs, &echo);	/* LF after CR is swallowed */
+	assert_string_equal(evs, "CL");
+	assert_string_equal(ld.line, "cd");
+	assert_string_equal(buf_cstr(&echo), "ab^C\r\ncd\r\n");
+
+	buf_reset(&echo);
+	feed(&ld, "\xc3\xa9\b" "x\x1b[1;5Dy\x1bOA\n", 15, evs, &echo);
+	assert_string_equal(evs, "L");
+	assert_string_equal(ld.line, "xy");	/* é erased whole, keys skipped */
+
+	memset(big, 'a', sizeof(big));
+	big[sizeof(big) - 1] = '\r';
+	feed(&ld, big, sizeof(big), evs, NULL);
+	assert_string_equal(evs, "T");
+	assert_string_equal(ld.line, "");
+	feed(&ld, "ok\r", 3, evs, NULL);	/* the next line is fine again */
+	assert_string_equal(evs, "L");
+	assert_string_equal(ld.line, "ok");
+	buf_free(&echo);
+}
+
+static void
+test_split(void **state)
+{
+	char		 line[128], *argv[4];
+	const char	*err = NULL;
+
+	strcpy(line, "  config  set\tk \"a b\\\"c\" ");
+	assert_int_equal(lined_split(line, argv, 4, &err), 4);
+	assert_string_equal(argv[0], "config");
+	assert_string_equal(argv[1], "set");
+	assert_string_equal(argv[2], "k");
+	assert_string_equal(argv[3], "a b\"c");
+	strcpy(line, "set x '' y'z w'");
+	assert_int_equal(lined_split(line, argv, 4, &err), 4);
+	assert_string_equal(argv[2], "");
+	assert_string_equal(argv[3], "yz w");
+	strcpy(line, "a \"b");
+	assert_int_equal(lined_split(line, argv, 4, &err), -1);
+	assert_string_equal(err, "unclosed quote");
+	strcpy(line, "a b c d e");
+	assert_int_equal(lined_split(line, argv, 4, &err), -1);
+	assert_string_equal(err, "too many words");
+	strcpy(line, " \t ");
+	assert_int_equal(lined_split(line, argv, 4, &err), 0);
+}
+
+static void
+test_render(void **state)
+{
+	cJSON		*v = cJSON_Parse("{\"a\":1,\"b\":true,\"c\":null,"
+	    "\"d\":[{\"x\":\"y\"}],\"e\":[],\"f\":[\"s\"],\"g\":1.5}");
+	struct buf	 out;
+
+	buf_init(&out, 1024);
+	assert_int_equal(render_human(&out, v, "\r\n"), 0);
+	assert_string_equal(buf_cstr(&out), "a: 1\r\nb: yes\r\nc: -\r\nd:\r\n"
+	    "  [0]\r\n    x: y\r\ne:\r\n  (none)\r\nf:\r\n  s\r\ng: 1.5\r\n");
+	buf_free(&out);
+	cJSON_Delete(v);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_match_and_args),
+		cmocka_unit_test(test_body_args),
+		cmocka_unit_test(test_auth),
+		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_lined),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_render),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
