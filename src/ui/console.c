@@ -219,6 +219,8 @@ take_byte(struct console *con, unsigned char ch, struct buf *echo)
 
 	switch (lined_feed(&con->ld, ch, con->echo ? echo : NULL)) {
 	case LINED_NONE:
+		out_put(con, (const char *)echo->data, echo->len);
+		buf_reset(echo);
 		return;
 	case LINED_LINE:
 		out_put(con, (const char *)echo->data, echo->len);
@@ -262,7 +264,8 @@ read_input(struct console *con)
 		console_close_dev(con);
 		return;
 	}
-	buf_init(&echo, 4 * CONSOLE_READ_CHUNK + 64);
+	/* the most one byte echoes: Ctrl-U erasing a full line */
+	buf_init(&echo, 3 * CONSOLE_MAX_LINE + 16);
 	for (i = 0; i < n && con->rfd != -1; i++)
 		take_byte(con, in[i], &echo);
 	out_put(con, (const char *)echo.data, echo.len);

@@ -391,6 +391,9 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+static void	on_mhd_log(void *, const char *, va_list)
+		    __attribute__((format(printf, 2, 0)));
+
 static void
 on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
