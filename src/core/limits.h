@@ -198,6 +198,7 @@
 #define DRAIN_RETRY_MS			2000		/* pause of a relay's drain after a refusal, ms */
 #define DRAIN_SAME_SECOND_MIN		2		/* events in one second before a page can be a burst */
 #define DRAIN_RECOVER_PAGES		16		/* clean pages before a relay that dropped pages gets more steps */
+#define DRAIN_TICK_MS			5000		/* every relay's drain is looked at again after, ms */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 
 #endif

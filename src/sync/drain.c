@@ -95,6 +95,7 @@ struct drain {
 	struct drelay_list	 relays;
 	size_t			 nsteps;
 	int64_t			 pace_ms;	/* last given to the pool */
+	uint64_t		 tick_timer;
 };
 
 /* What a pump keeps of a cursor row it may start. */
@@ -120,6 +121,18 @@ static bool
 enabled(const struct drain *d)
 {
 	return config_get_bool(d->cfg, "backfill.enabled");
+}
+
+/* backfill.pace_ms may change at run time: hand it to the pool. */
+static void
+apply_pace(struct drain *d)
+{
+	int64_t	pace = config_get_int(d->cfg, "backfill.pace_ms");
+
+	if (pace != d->pace_ms) {
+		d->pace_ms = pace;
+		pool_set_pace(d->pool, (uint32_t)pace);
+	}
 }
 
 static struct step *
@@ -550,6 +563,7 @@ drelay_pump(struct drelay *dr)
 		step_finish(TAILQ_LAST(&dr->steps, step_list));
 	if (!enabled(d) || dr->nsteps >= cap)
 		return;
+	apply_pace(d);
 	if (now < dr->paused_until_ms) {
 		drelay_kick(dr, dr->paused_until_ms - now);
 		return;
@@ -637,6 +651,24 @@ drelay_free(struct drelay *dr)
 	free(dr);
 }
 
+/*
+ * Every DRAIN_TICK_MS each relay is looked at again, so work that appears
+ * without a kick (backfill.enabled turned on, a pause that ended while
+ * nothing else happened) is taken up.
+ */
+static void
+drain_tick(struct loop *l, void *arg)
+{
+	struct drain	*d = arg;
+	struct drelay	*dr;
+
+	d->tick_timer = loop_timer_add(l, DRAIN_TICK_MS, drain_tick, d);
+	if (!enabled(d))
+		return;
+	TAILQ_FOREACH(dr, &d->relays, entry)
+		drelay_kick(dr, 0);
+}
+
 struct drain *
 drain_new(struct loop *loop, struct pool *pool, struct ingest *ing,
     struct store *st, const struct config *cfg, struct follow *follow)
@@ -653,6 +685,7 @@ drain_new(struct loop *loop, struct pool *pool, struct ingest *ing,
 	d->follow = follow;
 	d->pace_ms = -1;
 	TAILQ_INIT(&d->relays);
+	d->tick_timer = loop_timer_add(loop, DRAIN_TICK_MS, drain_tick, d);
 	return d;
 }
 
@@ -663,6 +696,8 @@ drain_free(struct drain *d)
 
 	if (d == NULL)
 		return;
+	if (d->tick_timer != 0)
+		loop_timer_cancel(d->loop, d->tick_timer);
 	while ((dr = TAILQ_FIRST(&d->relays)) != NULL) {
 		TAILQ_REMOVE(&d->relays, dr, entry);
 		drelay_free(dr);
@@ -708,10 +743,7 @@ drain_sync(void *arg)
 	char		**boots;
 	size_t		 n = 0, nboots, i, j;
 
-	if (d->pace_ms != config_get_int(d->cfg, "backfill.pace_ms")) {
-		d->pace_ms = config_get_int(d->cfg, "backfill.pace_ms");
-		pool_set_pace(d->pool, (uint32_t)d->pace_ms);
-	}
+	apply_pace(d);
 	nboots = sync_urls_parse(config_get(d->cfg, "relays.bootstrap"),
 	    &boots);
 	if (store_follows_active(d->st, &authors, &n) == 0 && n > 0 &&

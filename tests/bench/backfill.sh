@@ -5,7 +5,7 @@
 # max_limit 500; kinds 0, 3 and 10002 everywhere). cacheboxd follows the
 # dataset's root and drains to idle. Prints the wall time, events/s stored,
 # REQs sent, events received / distinct per relay and the peak RSS of
-# cacheboxd (getrusage of the child, and VmHWM sampled from /proc).
+# cacheboxd (VmHWM sampled from /proc, and getrusage of the child).
 #
 #   tests/bench/backfill.sh [AUTHORS [EVENTS]]        (500, 2000)
 #
@@ -77,8 +77,9 @@ print(f"wall time            {wall:.1f} s")
 print(f"events stored        {stored}")
 print(f"events/s stored      {stored / wall:.0f}")
 print(f"cursors finished     {cur.get(1, 0)} of {cur.get(0, 0) + cur.get(1, 0)}")
-print(f"peak RSS (getrusage) {ru.ru_maxrss / 1024:.1f} MiB")
-print(f"peak RSS (VmHWM)     {hwm / 1024:.1f} MiB")
+print(f"peak RSS (VmHWM)     {hwm / 1024:.1f} MiB  (cacheboxd's own high-water mark)")
+print(f"peak RSS (getrusage) {ru.ru_maxrss / 1024:.1f} MiB  (also counts the runner's "
+      "forked image before exec)")
 print(f"cpu user/sys         {ru.ru_utime:.1f} s / {ru.ru_stime:.1f} s")
 reqs = 0
 for r in relays:
