@@ -72,6 +72,14 @@ try {
   check(`relay table rows match /api/status (${got.length} relays)`, JSON.stringify(want) === JSON.stringify(got) && got.length > 0,
     `page ${JSON.stringify(got)} status ${JSON.stringify(want)}`);
 
+  if ((await api('/api/help')).commands.some((c) => c.name === 'follows')) {
+    [want, got] = await settle(page, 'authors',
+      (s) => s.backfill.authors_total, (p) => p.$$eval('#authors tbody tr', (rows) => rows.length));
+    check(`per-author table has one row per followed author (${got})`, want === got && got > 0, `page ${got}, status ${want}`);
+  } else {
+    check('no follows command: the author panel says so', (await page.textContent('#authors')).includes('No per-author'));
+  }
+
   [want, got] = await settle(page, 'events',
     (s) => s.store.events.toLocaleString('en-US'), (p) => p.textContent('#store-events'));
   check(`stored events match /api/status (${got})`, want === got, `page ${got}, status ${want}`);

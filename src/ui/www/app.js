@@ -139,12 +139,20 @@ function drawTable(target, answer, emptyText) {
     target.replaceChildren(el('p', { class: 'quiet', text: emptyText }));
     return rows;
   }
-  const cols = Object.keys(rows[0]).filter((k) => typeof rows[0][k] !== 'object' || rows[0][k] === null).slice(0, 9);
+  let cols = Object.keys(rows[0]).filter((k) => typeof rows[0][k] !== 'object' || rows[0][k] === null);
+  if (cols.includes('npub')) cols = cols.filter((c) => c !== 'pubkey' && c !== 'hex');
+  cols = cols.slice(0, 9);
+  const isKey = (c) => c === 'npub' || c === 'pubkey' || c === 'id';
   const show = (v) => typeof v === 'boolean' ? (v ? 'yes' : 'no') : typeof v === 'number' ? fmtInt(v) : (v == null ? '' : String(v));
+  const cell = (r, c) => {
+    const text = show(r[c]);
+    if (isKey(c) && text.length > 24)
+      return el('td', { class: 'url', title: text, text: text.slice(0, 14) + '…' + text.slice(-6) });
+    return el('td', { class: typeof r[c] === 'number' ? 'num' : (c === 'url' ? 'url' : ''), text });
+  };
   target.replaceChildren(el('table', {},
-    el('thead', {}, el('tr', {}, ...cols.map((c) => el('th', { text: c.replace(/_/g, ' ') })))),
-    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...cols.map((c) =>
-      el('td', { class: typeof r[c] === 'number' ? 'num' : (c === 'pubkey' || c === 'npub' || c === 'url' ? 'url' : ''), text: show(r[c]) })))))));
+    el('thead', {}, el('tr', {}, ...cols.map((c) => el('th', { class: typeof rows[0][c] === 'number' ? 'num' : '', text: c.replace(/_/g, ' ') })))),
+    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...cols.map((c) => cell(r, c)))))));
   return rows;
 }
 
