@@ -77,35 +77,6 @@
 #define RENDER_MAX_BYTES		(4 * 1024 * 1024) /* bytes of one human-readable answer */
 #define STATUS_RSS_BUDGET_BYTES		(16 * 1024 * 1024) /* memory budget shown beside rss_bytes (DESIGN.md 8), bytes */
 
-/* Surfaces: web status page, JSON API and serial console (src/ui). */
-#define HTTP_API_MAX_BODY_BYTES		(64 * 1024)	/* bytes of a POST body to /api/ */
-#define HTTP_API_MAX_HEADER_BYTES	(16 * 1024)	/* bytes of request line + headers (per-connection pool) */
-#define HTTP_API_MAX_CONNS		32		/* HTTP connections at once */
-#define HTTP_API_CONN_TIMEOUT_S		15		/* an idle HTTP connection is closed after, s */
-#define HTTP_API_MAX_REPLY_BYTES	(4 * 1024 * 1024) /* bytes of one JSON or metrics answer */
-#define ADMIN_TOKEN_MIN_CHARS		12		/* chars of an admin token */
-#define ADMIN_TOKEN_MAX_CHARS		256		/* chars of an admin token */
-#define CONSOLE_MAX_LINE		512		/* bytes of one typed console line */
-#define CONSOLE_MAX_WORDS		16		/* words in one console line */
-#define CONSOLE_OUT_QUEUE_BYTES		(256 * 1024)	/* console output waiting for the terminal, bytes */
-#define CONSOLE_READ_CHUNK		256		/* bytes read from the console per wake-up */
-#define CONSOLE_REOPEN_MS		5000		/* retry opening a console device that failed or hung up, ms */
-#define RENDER_MAX_BYTES		(4 * 1024 * 1024) /* bytes of one human-readable answer */
-
-/* Surfaces: web status page, JSON API and serial console (src/ui). */
-#define HTTP_API_MAX_BODY_BYTES		(64 * 1024)	/* bytes of a POST body to /api/ */
-#define HTTP_API_MAX_HEADER_BYTES	(16 * 1024)	/* bytes of request line + headers (per-connection pool) */
-#define HTTP_API_MAX_CONNS		32		/* HTTP connections at once */
-#define HTTP_API_CONN_TIMEOUT_S		15		/* an idle HTTP connection is closed after, s */
-#define HTTP_API_MAX_REPLY_BYTES	(4 * 1024 * 1024) /* bytes of one JSON or metrics answer */
-#define ADMIN_TOKEN_MIN_CHARS		12		/* chars of an admin token */
-#define ADMIN_TOKEN_MAX_CHARS		256		/* chars of an admin token */
-#define CONSOLE_MAX_LINE		512		/* bytes of one typed console line */
-#define CONSOLE_MAX_WORDS		16		/* words in one console line */
-#define CONSOLE_OUT_QUEUE_BYTES		(256 * 1024)	/* console output waiting for the terminal, bytes */
-#define CONSOLE_READ_CHUNK		256		/* bytes read from the console per wake-up */
-#define RENDER_MAX_BYTES		(4 * 1024 * 1024) /* bytes of one human-readable answer */
-
 /* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */
 #define URL_MAX_BYTES			2048		/* bytes of a whole URL */
 #define URL_MAX_HOST			253		/* bytes of a host name (RFC 1035) */
