@@ -1,11 +1,16 @@
 # Thin wrapper for the two README commands; the build itself is CMake.
 #   make run    install missing packages, build, run cacheboxd on its defaults
 #   make test   install missing packages, build, run every test
+#   make demo   the daemon against a simulated relay network (no internet needed)
 # and for the other builds CI runs (.ci/run), each in its own build directory:
 #   make asan            ASan+UBSan build (build-asan), unit and integration tests
 #   make fuzz            clang libFuzzer build (build-fuzz), each fuzzer FUZZ_SECONDS
 #   make cross-aarch64   arm64 cross build (build-aarch64), unit tests under qemu
 #   make cross-armhf     armhf cross build (build-armhf), unit tests under qemu
+# and the packages (firmware/README.md), into out/:
+#   make deb             out/cachebox_<version>_amd64.deb
+#   make deb-arm64       the same for arm64 (cross), make deb-armhf for armhf
+#   make image           arm64 root filesystem with cachebox (not in CI: big download)
 # Cross sysroots are cached outside the tree, in $(SYSROOTS).
 BUILD ?= build
 STATE ?= state
@@ -17,7 +22,8 @@ WERROR ?= ON
 # the fuzz build but do not stop it unless FUZZ_WERROR=ON.
 FUZZ_WERROR ?= OFF
 
-.PHONY: all run test deps test-deps test-pkgs cross-deps asan fuzz cross-aarch64 cross-armhf clean
+.PHONY: all run demo test deps test-deps test-pkgs cross-deps asan fuzz cross-aarch64 cross-armhf \
+	deb deb-arm64 deb-armhf image clean
 
 all: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -41,6 +47,11 @@ tests/node_modules/.installed: tests/package.json tests/package-lock.json | test
 
 run: all
 	$(BUILD)/src/cacheboxd -d $(STATE)
+
+# The offline try-out: the relay simulator with a generated network, and
+# cacheboxd pointed at it (status page on 127.0.0.1:8080, token "demo").
+demo: all test-deps
+	tests/relaysim/demo.sh $(BUILD)
 
 test: test-deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACHEBOX_WERROR=ON
@@ -73,6 +84,15 @@ cross-aarch64 cross-armhf: cross-%: cross-deps
 	    -DCACHEBOX_SYSROOT=$(SYSROOTS)/$(ARCH_$*) -DCACHEBOX_WERROR=$(WERROR)
 	cmake --build build-$* -j $(JOBS)
 	ctest --test-dir build-$* --output-on-failure -j $(JOBS) -L unit
+
+deb: deps
+	firmware/build-deb.sh amd64
+
+deb-arm64 deb-armhf: deb-%: cross-deps
+	CACHEBOX_SYSROOTS=$(SYSROOTS) firmware/build-deb.sh $*
+
+image: deb-arm64
+	CACHEBOX_SYSROOTS=$(SYSROOTS) firmware/build-image.sh
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz build-aarch64 build-armhf
