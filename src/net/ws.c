@@ -4,8 +4,10 @@
  * framing (masking, fragments, ping/pong, close), the send queue bound and
  * the connection's state machine. It must never frame bytes itself, never
  * block or poll, never free a connection inside its own callbacks (ws_free
- * only marks it; a zero-delay loop timer reaps it), and never read from a
- * peer while that peer's send queue is above its high-water mark.
+ * only marks it and a zero-delay loop timer reaps it; ws_mute only marks it
+ * and the owner calls ws_destroy from outside the callbacks), and never
+ * read from a peer while that peer's send queue is above its high-water
+ * mark.
  *
  * Hazard: with TLS, mbedTLS may hold decrypted bytes that poll cannot see,
  * so every read pass runs until the transport says "again", and a pass is
@@ -736,12 +738,20 @@ ws_close(struct ws_conn *c, int code, const char *reason)
 	ws_update_want(c);
 }
 
+/*
+ * Release everything now. A close frame still queued (ws_close just before)
+ * gets one non-blocking write attempt so the peer may see why; what does
+ * not fit is dropped with the socket.
+ */
 static void
-ws_reap(struct loop *l, void *arg)
+ws_release(struct ws_conn *c)
 {
-	struct ws_conn	*c = arg;
-
 	ws_timer_stop(c);
+	if (c->reap_timer != 0)
+		loop_timer_cancel(c->loop, c->reap_timer);
+	if (c->ctx != NULL && c->st != NULL && c->state == WS_CLOSING &&
+	    wslay_event_want_write(c->ctx))
+		(void)wslay_event_send(c->ctx);
 	stream_close(c->st);
 	if (c->ctx != NULL)
 		wslay_event_context_free(c->ctx);
@@ -751,8 +761,18 @@ ws_reap(struct loop *l, void *arg)
 	free(c);
 }
 
+static void
+ws_reap(struct loop *l, void *arg)
+{
+	struct ws_conn	*c = arg;
+
+	(void)l;
+	c->reap_timer = 0;
+	ws_release(c);
+}
+
 void
-ws_free(struct ws_conn *c)
+ws_mute(struct ws_conn *c)
 {
 	if (c == NULL || c->freed)
 		return;
@@ -760,9 +780,26 @@ ws_free(struct ws_conn *c)
 	ws_timer_stop(c);
 	if (c->st != NULL)
 		stream_want(c->st, false, false);
+}
+
+void
+ws_free(struct ws_conn *c)
+{
+	if (c == NULL || c->freed)
+		return;
+	ws_mute(c);
 	c->reap_timer = loop_timer_add(c->loop, 0, ws_reap, c);
 	if (c->reap_timer == 0)
 		log_warnx("ws %s: cannot schedule release; leaked", c->url);
+}
+
+void
+ws_destroy(struct ws_conn *c)
+{
+	if (c == NULL)
+		return;
+	ws_mute(c);
+	ws_release(c);
 }
 
 enum ws_state

@@ -8,9 +8,18 @@
  * If opening fails, on_error runs
  * instead of on_open and nothing else follows. Once open, the end is always
  * reported by exactly one on_close (code 1006 when the connection was lost
- * without a close frame). The owner calls ws_free() when done with it, from
- * anywhere, including inside these callbacks: the memory is reclaimed on a
- * later loop round, and no callback runs after ws_free().
+ * without a close frame).
+ *
+ * Releasing it, by where the owner stands:
+ * - outside this connection's callbacks: ws_destroy() closes the transport
+ *   and frees everything before it returns (the shutdown path uses this,
+ *   since no later loop round will run);
+ * - inside them: ws_mute() now (no callback after it), then ws_destroy()
+ *   from the owner's own reap point (a loop hook, a timer, its _free);
+ * - inside them, with no reap point of its own: ws_free(), which mutes and
+ *   releases on a later loop round. Anything still marked that way when
+ *   the loop is freed is leaked, so owners that can be torn down at
+ *   shutdown use the first two.
  */
 #ifndef CACHEBOX_NET_WS_H
 #define CACHEBOX_NET_WS_H
@@ -57,7 +66,7 @@ struct ws_opts {
 	uint32_t	 attempt_ms;	 /* per-address TCP connect, 0: default */
 };
 
-/* Every callback is optional (NULL). None runs after ws_free(). */
+/* Every callback is optional (NULL). None runs after ws_free/mute/destroy. */
 struct ws_cbs {
 	void	(*on_open)(struct ws_conn *, void *arg);
 	/* One whole text message (reassembled); valid during the call. */
@@ -105,8 +114,23 @@ int		 ws_ping(struct ws_conn *);
  * passes. Before open, the attempt is abandoned silently.
  */
 void		 ws_close(struct ws_conn *, int code, const char *reason);
-/* Release the connection (deferred; safe inside its callbacks). */
+/*
+ * Release the connection on a later loop round (safe inside its
+ * callbacks; no callback runs after this call).
+ */
 void		 ws_free(struct ws_conn *);
+/*
+ * Stop every callback, read, write and deadline of the connection, keeping
+ * its memory and socket until ws_destroy(). Safe inside its callbacks.
+ */
+void		 ws_mute(struct ws_conn *);
+/*
+ * Release the connection now (a muted one too): a queued close frame gets
+ * one non-blocking write, then the socket is closed and the memory freed.
+ * Never call it inside one of this connection's own callbacks, nor after
+ * ws_free(). NULL is ignored.
+ */
+void		 ws_destroy(struct ws_conn *);
 
 enum ws_state	 ws_state(const struct ws_conn *);
 const char	*ws_state_name(enum ws_state);

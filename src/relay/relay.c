@@ -5,9 +5,11 @@
  * pause, and the pump that sends queued REQs under the per-relay cap and
  * pacing.
  *
- * It never frees a relay or a subscription inside a callback that belongs
- * to them: subscriptions are marked SUB_DEAD and relays `dead`, and
- * relay_tick / the pool hook reap them. It never verifies events (ingest
+ * It never frees a relay, a subscription or a WebSocket connection inside
+ * a callback that belongs to them: subscriptions are marked SUB_DEAD,
+ * relays `dead` and a connection let go of is muted and parked in
+ * ws_spent; relay_tick / the pool hook reap them, and relay_free releases
+ * whatever is still held, synchronously. It never verifies events (ingest
  * does) and never blocks.
  */
 #include <stdio.h>
@@ -105,6 +107,22 @@ relay_cancel_timers(struct relay *r)
 	r->pump_at_ms = 0;
 }
 
+/*
+ * Let go of the current connection. The caller may be inside one of its
+ * callbacks, so it is only muted here and parked; a connection parked
+ * earlier has been silent since and is released now.
+ */
+static void
+relay_drop_ws(struct relay *r)
+{
+	if (r->ws == NULL)
+		return;
+	ws_mute(r->ws);
+	ws_destroy(r->ws_spent);
+	r->ws_spent = r->ws;
+	r->ws = NULL;
+}
+
 static void
 sub_free(struct pool_sub *s)
 {
@@ -128,8 +146,9 @@ relay_free(struct relay *r)
 	relay_cancel_timers(r);
 	if (r->nip11_req != NULL)
 		pool_nip11_cancel(r);
-	if (r->ws != NULL)
-		ws_free(r->ws);
+	/* Outside every callback of theirs: released before returning. */
+	ws_destroy(r->ws);
+	ws_destroy(r->ws_spent);
 	while ((s = TAILQ_FIRST(&r->subs)) != NULL) {
 		TAILQ_REMOVE(&r->subs, s, entry);
 		sub_free(s);
@@ -317,10 +336,7 @@ relay_lost(struct relay *r, const char *why)
 	struct relay_pub	*p;
 	uint64_t		 delay;
 
-	if (r->ws != NULL) {
-		ws_free(r->ws);
-		r->ws = NULL;
-	}
+	relay_drop_ws(r);
 	relay_cancel_timers(r);
 	TAILQ_FOREACH(s, &r->subs, entry) {
 		if (s->state == SUB_SENT || s->state == SUB_LIVE ||
@@ -699,11 +715,9 @@ relay_disable(struct relay *r)
 {
 	struct pool_sub	*s;
 
-	if (r->ws != NULL) {
+	if (r->ws != NULL)
 		ws_close(r->ws, WS_CODE_GOING_AWAY, "");
-		ws_free(r->ws);
-		r->ws = NULL;
-	}
+	relay_drop_ws(r);
 	relay_cancel_timers(r);
 	TAILQ_FOREACH(s, &r->subs, entry)
 		s->state = SUB_DEAD;
@@ -718,6 +732,9 @@ relay_tick(struct relay *r)
 	struct relay_pub	*p, *pn;
 	uint64_t		 now = relay_now(r);
 
+	/* Top of the loop round: no callback of the parked one is running. */
+	ws_destroy(r->ws_spent);
+	r->ws_spent = NULL;
 	TAILQ_FOREACH_SAFE(s, &r->subs, entry, sn) {
 		if (s->state == SUB_DEAD) {
 			TAILQ_REMOVE(&r->subs, s, entry);

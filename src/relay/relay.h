@@ -97,6 +97,7 @@ struct relay {
 	enum relay_state	 state;
 	bool			 dead;		/* removed; freed by the hook */
 	struct ws_conn		*ws;
+	struct ws_conn		*ws_spent;	/* muted; released by relay_tick */
 	uint32_t		 failures;	/* consecutive, sizes backoff */
 	uint64_t		 backoff_until_ms;
 	uint64_t		 retry_timer;
