@@ -33,6 +33,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/live.h"
+#include "ui/apply.h"
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
@@ -233,7 +234,7 @@ reload_config(struct app *app)
 	}
 	config_adopt(app->cfg, fresh);
 	config_free(fresh);
-	apply_log_level(app->cfg);
+	app_config_changed(app, NULL);
 	log_info("configuration reloaded");
 }
 

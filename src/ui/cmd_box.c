@@ -24,6 +24,7 @@
 #include "store/config_store.h"
 #include "store/relays.h"
 #include "store/store.h"
+#include "ui/apply.h"
 #include "ui/cmd_box.h"
 #include "ui/commands.h"
 
@@ -128,6 +129,7 @@ store_list(struct app *app, const char *key, const char *value)
 	    sizeof(err)) == -1)
 		return commands_error("%s", err);
 	log_info("config: %s changed at run time", key);
+	app_config_changed(app, key);
 	return NULL;
 }
 

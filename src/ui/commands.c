@@ -16,6 +16,7 @@
 #include "ui/cmd_box.h"
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
+#include "ui/apply.h"
 #include "ui/commands.h"
 #include "ui/status.h"
 
@@ -146,6 +147,8 @@ cmd_config_set(struct app *app, const cJSON *args)
 		return commands_error("%s: could not store the value", key);
 	config_set(app->cfg, key, value, CFG_SRC_DB, err, sizeof(err));
 	log_info("config: %s set at run time", key);
+	if (d->runtime)
+		app_config_changed(app, key);
 	if (config_source(app->cfg, key) > CFG_SRC_DB) {
 		cJSON *r = config_entry(app, d);
 
