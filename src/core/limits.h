@@ -144,8 +144,8 @@
 #define UPLINK_RATE_WINDOW_S		10		/* forward rate is averaged over this many seconds */
 #define UPLINK_DEADLETTER_LIST_MAX	100		/* dead letters one listing returns */
 #define UPLINK_PG_BATCH_ROWS		1000		/* events in one INSERT into caching_event_inbox */
-#define UPLINK_PG_BATCH_JSON_BYTES	(4 * 1024 * 1024) /* event JSON bytes in one batch (at least one event) */
-#define UPLINK_PG_QUERY_MAX_BYTES	(16 * 1024 * 1024) /* bytes of one batch statement after escaping */
+#define UPLINK_PG_BATCH_JSON_BYTES	(1024 * 1024)	/* event JSON bytes in one batch (at least one event) */
+#define UPLINK_PG_QUERY_MAX_BYTES	(8 * 1024 * 1024) /* bytes of one batch statement after escaping (>= 4 x EVENT_MAX_BYTES_CEILING) */
 #define UPLINK_PG_CONNECT_TIMEOUT_MS	10000		/* URL to an open Postgres session, ms */
 #define UPLINK_PG_QUERY_TIMEOUT_MS	60000		/* one batch sent to its COMMIT answered, ms */
 #define UPLINK_WS_WINDOW		128		/* EVENTs sent and not yet answered by OK */

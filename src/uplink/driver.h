@@ -32,6 +32,11 @@ struct uplink_driver {
 	void		 (*stop)(void *);
 	/* Rows may be pending: send what the connection allows now. */
 	void		 (*kick)(void *);
+	/*
+	 * Rows older than what was sent became pending again (a retry):
+	 * start again from the oldest pending row. May be NULL.
+	 */
+	void		 (*rewind)(void *);
 };
 
 extern const struct uplink_driver uplink_nostr_driver;

@@ -342,9 +342,19 @@ nostr_kick(void *arg)
 	nostr_pump(ns);
 }
 
+static void
+nostr_rewind(void *arg)
+{
+	struct nostr	*ns = arg;
+
+	ns->rewind = true;
+	ns->wanted = true;
+}
+
 const struct uplink_driver uplink_nostr_driver = {
 	.name = "nostr",
 	.start = nostr_start,
 	.stop = nostr_stop,
 	.kick = nostr_kick,
+	.rewind = nostr_rewind,
 };

@@ -634,120 +634,157 @@ pg_io(struct loop *l, int fd, short revents, void *arg)
 		pg_session_io(pg, revents);
 }
 
-/* Append s[0..len) as a quoted literal. 0, -1 full, -2 not encodable. */
-static int
-pg_put_literal(struct pg *pg, const char *s, size_t len)
-{
-	size_t	n;
-	int	err = 0;
-
-	if (len > (UPLINK_PG_QUERY_MAX_BYTES - 3) / 2 ||
-	    buf_reserve(&pg->q, 2 * len + 3) == -1)
-		return -1;
-	pg->q.data[pg->q.len++] = '\'';
-	n = PQescapeStringConn(pg->conn, (char *)pg->q.data + pg->q.len, s, len,
-	    &err);
-	if (err != 0) {
-		pg->q.len--;
-		pg->q.data[pg->q.len] = '\0';
-		return -2;
-	}
-	pg->q.len += n;
-	return buf_putc(&pg->q, '\'');
-}
-
-/* Append the VALUES tuple of r. 0, -1 full, -2 a value not encodable. */
-static int
-pg_put_row(struct pg *pg, const struct inbox_row *r, bool first)
-{
-	char	id[65], pk[65];
-	int	rc;
-
-	if (hex_encode(r->id, 32, id, sizeof(id)) == -1 ||
-	    hex_encode(r->pubkey, 32, pk, sizeof(pk)) == -1)
-		return -2;
-	if (buf_printf(&pg->q, "%s('%s','%s',%u,%lld,", first ? "" : ",", id,
-	    pk, r->kind, (long long)r->created_at) == -1)
-		return -1;
-	if ((rc = pg_put_literal(pg, r->json, r->json_len)) != 0 ||
-	    buf_putc(&pg->q, ',') == -1 ||
-	    (rc = pg_put_literal(pg, r->source, strlen(r->source))) != 0 ||
-	    buf_putc(&pg->q, ',') == -1)
-		return rc != 0 ? rc : -1;
-	if (r->relay == NULL)
-		rc = buf_puts(&pg->q, "NULL");
-	else
-		rc = pg_put_literal(pg, r->relay, strlen(r->relay));
-	if (rc != 0)
-		return rc;
-	return buf_printf(&pg->q, ",'%s',%lld)", pg->box_hex,
-	    (long long)r->received_at);
-}
-
 /*
- * Build the batch statement from pg->batch. A row that does not fit ends
- * the batch there (it is taken again next time); a row whose text cannot
- * be encoded for Postgres becomes a dead letter (seq set to 0 here).
- * Rows in the statement, or 0 when none is left to send.
+ * The batch statement is column-major: one array literal per column,
+ * unnested into rows. Postgres parses a few long literals far faster than
+ * a VALUES list of thousands of rows (it analyses each row of a VALUES
+ * list as an expression list). Each array is written inside an E'...'
+ * string, so the escaping does not depend on standard_conforming_strings:
+ * an element is quoted for the array ("..." with \ and " escaped by a
+ * backslash), then each backslash and quote is escaped again for the
+ * string. Text that is not valid in the session's encoding is refused by
+ * Postgres as a data exception, which isolates its row.
  */
-static size_t
-pg_build(struct pg *pg)
-{
-	size_t	i, mark, rows = 0;
-	int	rc;
+#define PG_ROW_FIXED_BYTES	512	/* worst case of a row less its JSON and relay */
+#define PG_ESCAPE_GROWTH	4	/* a backslash becomes four */
 
-	buf_reset(&pg->q);
-	if (buf_puts(&pg->q, "BEGIN;INSERT INTO caching_event_inbox (event_id,"
-	    "pubkey,kind,created_at,event_json,source_class,source_relay,"
-	    "box_pubkey,received_at) VALUES ") == -1)
-		return 0;
-	for (i = 0; i < pg->batch.n; i++) {
-		mark = pg->q.len;
-		if ((rc = pg_put_row(pg, &pg->batch.rows[i], rows == 0)) == 0) {
-			rows++;
-			continue;
-		}
-		pg->q.len = mark;
-		pg->q.data[mark] = '\0';
-		if (rc == -1 && rows > 0)
+static const char pg_stmt_head[] =
+    "BEGIN;INSERT INTO caching_event_inbox (event_id,pubkey,kind,"
+    "created_at,event_json,source_class,source_relay,box_pubkey,received_at) "
+    "SELECT e,p,k,c,j::jsonb,s,r,";
+static const char pg_stmt_tail[] =
+    ") AS u(e,p,k,c,j,s,r,rc) ON CONFLICT (event_id) DO NOTHING;COMMIT";
+
+/* Append one text element (or NULL) of an array inside an E'' string. */
+static int
+pg_put_elem(struct buf *q, const char *s, size_t len)
+{
+	size_t	i;
+	int	rc = 0;
+
+	if (s == NULL)
+		return buf_puts(q, "NULL");
+	rc |= buf_putc(q, '"');
+	for (i = 0; i < len && rc == 0; i++) {
+		switch (s[i]) {
+		case '\\':
+			rc |= buf_puts(q, "\\\\\\\\");
 			break;
-		if (store_inbox_dead(pg->store, pg->batch.rows[i].seq, rc == -1 ?
-		    "postgres: too large for one statement" :
-		    "postgres: text not valid in the session encoding",
-		    clock_wall_s()) == 1)
-			uplink_rejected(pg->up, 1);
-		pg->batch.rows[i].seq = 0;
+		case '"':
+			rc |= buf_puts(q, "\\\\\"");
+			break;
+		case '\'':
+			rc |= buf_puts(q, "''");
+			break;
+		default:
+			rc |= buf_putc(q, s[i]);
+			break;
+		}
 	}
-	/* Rows past a full statement stay pending: taken again next time. */
+	return rc | buf_putc(q, '"');
+}
+
+enum pg_col { PG_COL_ID, PG_COL_PUBKEY, PG_COL_KIND, PG_COL_CREATED,
+    PG_COL_JSON, PG_COL_SOURCE, PG_COL_RELAY, PG_COL_RECEIVED, PG_NCOLS };
+
+static const char *const pg_col_type[PG_NCOLS] = {
+	"text", "text", "int", "int8", "text", "text", "text", "int8",
+};
+
+/* Append row r's value of column c as an array element. */
+static int
+pg_put_cell(struct buf *q, const struct inbox_row *r, enum pg_col c)
+{
+	char	hex[65];
+
+	switch (c) {
+	case PG_COL_ID:
+	case PG_COL_PUBKEY:
+		if (hex_encode(c == PG_COL_ID ? r->id : r->pubkey, 32, hex,
+		    sizeof(hex)) == -1)
+			return -1;
+		return buf_puts(q, hex);
+	case PG_COL_KIND:
+		return buf_printf(q, "%u", r->kind);
+	case PG_COL_CREATED:
+		return buf_printf(q, "%lld", (long long)r->created_at);
+	case PG_COL_JSON:
+		return pg_put_elem(q, r->json, r->json_len);
+	case PG_COL_SOURCE:
+		return pg_put_elem(q, r->source, strlen(r->source));
+	case PG_COL_RELAY:
+		return pg_put_elem(q, r->relay, r->relay != NULL ?
+		    strlen(r->relay) : 0);
+	case PG_COL_RECEIVED:
+		return buf_printf(q, "%lld", (long long)r->received_at);
+	default:
+		return -1;
+	}
+}
+
+/* Keep the rows whose worst-case statement fits; the rest stay pending. */
+static void
+pg_trim_batch(struct pg *pg)
+{
+	size_t	i, need = sizeof(pg_stmt_head) + sizeof(pg_stmt_tail) + 256;
+
+	for (i = 0; i < pg->batch.n; i++) {
+		const struct inbox_row *r = &pg->batch.rows[i];
+
+		need += PG_ROW_FIXED_BYTES + PG_ESCAPE_GROWTH * (r->json_len +
+		    (r->relay != NULL ? strlen(r->relay) : 0));
+		if (i > 0 && need > UPLINK_PG_QUERY_MAX_BYTES)
+			break;
+	}
 	while (pg->batch.n > i) {
 		struct inbox_row *r = &pg->batch.rows[--pg->batch.n];
 
 		free(r->json);
 		free(r->relay);
 	}
-	if (rows == 0 || buf_puts(&pg->q, " ON CONFLICT (event_id) DO NOTHING;"
-	    "COMMIT") == -1)
-		return 0;
-	return rows;
+}
+
+/*
+ * Build the batch statement from pg->batch into pg->q. Rows past what
+ * fits in UPLINK_PG_QUERY_MAX_BYTES are left out (taken again next
+ * time). 0, or -1 when memory ran out.
+ */
+static int
+pg_build(struct pg *pg)
+{
+	enum pg_col	c;
+	size_t		i;
+	int		rc;
+
+	pg_trim_batch(pg);
+	buf_reset(&pg->q);
+	rc = buf_puts(&pg->q, pg_stmt_head);
+	rc |= buf_printf(&pg->q, "'%s',rc FROM unnest(", pg->box_hex);
+	for (c = 0; c < PG_NCOLS && rc == 0; c++) {
+		rc |= buf_puts(&pg->q, c == 0 ? "E'{" : ",E'{");
+		for (i = 0; i < pg->batch.n && rc == 0; i++) {
+			if (i > 0)
+				rc |= buf_putc(&pg->q, ',');
+			rc |= pg_put_cell(&pg->q, &pg->batch.rows[i], c);
+		}
+		rc |= buf_printf(&pg->q, "}'::%s[]", pg_col_type[c]);
+	}
+	rc |= buf_puts(&pg->q, pg_stmt_tail);
+	return rc == 0 ? 0 : -1;
 }
 
 /* Send the next batch if the session is idle and rows are pending. */
 static void
 pg_pump(struct pg *pg)
 {
-	int	n;
-
-	while (pg->state == PG_READY) {
-		n = store_inbox_take(pg->store, 0, pg->batch_max,
-		    UPLINK_PG_BATCH_JSON_BYTES, &pg->batch);
-		if (n <= 0)
-			return;
-		if (pg_build(pg) > 0) {
-			pg_send(pg, buf_cstr(&pg->q), PG_SENDING);
-			return;
-		}
-		store_inbox_batch_clear(&pg->batch);
+	if (pg->state != PG_READY || store_inbox_take(pg->store, 0,
+	    pg->batch_max, UPLINK_PG_BATCH_JSON_BYTES, &pg->batch) <= 0)
+		return;
+	if (pg_build(pg) == -1) {
+		pg_fail(pg, "building a batch", "out of memory");
+		return;
 	}
+	pg_send(pg, buf_cstr(&pg->q), PG_SENDING);
 }
 
 static void *

@@ -454,6 +454,8 @@ uplink_retry(struct uplink *up, int64_t seq)
 	if (n > 0) {
 		log_info("uplink: %lld dead letter(s) back to pending",
 		    (long long)n);
+		if (up->ds != NULL && up->drv->rewind != NULL)
+			up->drv->rewind(up->ds);
 		uplink_kick(up);
 	}
 	return n;

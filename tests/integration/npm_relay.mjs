@@ -30,7 +30,10 @@ const relay = new NostrRelay(repo, {
   logLevel: common.LogLevel.ERROR,
 });
 
-const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+// NPM_RELAY_PORT pins the port, so a test can stop the relay and start it
+// again at the same URL with the same DB_FILE (default: any free port).
+const wss = new WebSocketServer({ host: '127.0.0.1',
+  port: Number(process.env.NPM_RELAY_PORT || 0) });
 
 wss.on('connection', (ws, req) => {
   relay.handleConnection(ws, req.socket.remoteAddress);

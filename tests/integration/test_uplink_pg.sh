@@ -161,7 +161,12 @@ cboxctl -d "$D" uplink deadletter --json >"$T/dl.json"
 check "dead letter names the event" test "$(json_get "$T/dl.json" dead.0.id)" = "$(printf 'ab%.0s' $(seq 32))"
 check "dead letter carries Postgres's reason" grep -qi "postgres: .*unicode" <<<"$(json_get "$T/dl.json" dead.0.reason)"
 check "uplink retry puts it back" test "$(cboxctl -d "$D" uplink retry --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["retried"])')" = 1
-check "retried row refused again" wait_for 30 test "$(status "$D" inbox.rejected)" = 1
+dl_attempts_is() {
+	cboxctl -d "$1" uplink deadletter --json >"$T/dl2.json" &&
+		[ "$(json_get "$T/dl2.json" dead.0.attempts)" = "$2" ]
+}
+check "retried row refused again (second attempt)" wait_for 30 dl_attempts_is "$D" 2
+check "retried row: still one dead letter" test "$(status "$D" inbox.rejected)" = 1
 stop_daemon
 
 finish

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The NIP-01 uplink against a real third-party relay from npm
+# (@nostr-relay/core, npm_relay.mjs) and against relaysim and small peers
+# for what a good relay does not do:
+#  - every stored event reaches the npm relay; it holds each one;
+#  - the npm relay killed in the middle of forwarding while ingest goes
+#    on, then started again at the same URL: everything arrives;
+#  - "blocked:" and "invalid:" OKs become dead letters with the relay's
+#    reason, exactly the refused ones; `uplink retry` sends them again;
+#  - "rate-limited:" pauses and resends: nothing is lost, nothing dead;
+#  - a relay that never answers OK: visible in the status, no row lost;
+#  - a relay that drops the connection in the middle of a window: the
+#    window is sent again and every event arrives once.
+. "$(dirname "$0")/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+command -v node >/dev/null || { echo "skip: no node"; exit 77; }
+for m in ws @nostr-relay/core @nostr-relay/event-repository-sqlite \
+    better-sqlite3/build/Release/better_sqlite3.node; do
+	[ -e "$CACHEBOX_TESTS/node_modules/$m" ] ||
+		{ echo "skip: $m missing: run npm ci in tests/"; exit 77; }
+done
+
+FILL=$CACHEBOX_BUILD/tests/integration/prog_uplink
+BASE=(--set relays.bootstrap= --set follow.roots= --set http.listen=127.0.0.1:0
+	--set log.level=debug)
+
+# node_start NAME ARGS...: start a node peer; its url lands in URL_NAME.
+node_start() {
+	local name=$1; shift
+	node "$@" >"$T/$name.ready" 2>"$T/$name.log" &
+	PIDS+=("$!")
+	eval "PID_$name=$!"
+	wait_for 30 grep -q '"ready"' "$T/$name.ready" || {
+		echo "peer $name did not start"; cat "$T/$name.log"; exit 1; }
+	eval "URL_$name=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$T/$name.ready" | head -1)"
+	eval "HTTP_$name=$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' "$T/$name.ready" | head -1)"
+}
+fill() { mkdir -p -m 700 "$1"; "$FILL" fill "$@" >/dev/null; }
+local_ids() {
+	python3 - "$1/cachebox.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+for (i,) in c.execute("SELECT lower(hex(id)) FROM events ORDER BY 1"):
+    print(i)
+PY
+}
+status() { cboxctl -d "$1" status --json >"$T/st.json" && json_get "$T/st.json" "$2"; }
+pending_is() { [ "$(status "$1" inbox.pending)" = "$2" ]; }
+rejected_is() { [ "$(status "$1" inbox.rejected)" = "$2" ]; }
+forwarded_over() { [ "$(status "$1" inbox.forwarded)" -gt "$2" ]; }
+error_has() { status "$1" uplink.last_error | grep -qi -- "$2"; }
+stop_daemon() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true; }
+# relay_holds_all DIR URL: the relay at URL holds every event stored in DIR.
+relay_holds_all() {
+	local_ids "$1" >"$T/local.ids"
+	node "$HERE/uplink_peer.mjs" query "$2" "$T/local.ids" >"$T/relay.ids" &&
+		[ -s "$T/local.ids" ] && cmp -s "$T/local.ids" "$T/relay.ids"
+}
+http_get() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' "$1"; }
+peer_stat() { http_get "$1/stats" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+peer_stat_ge() { [ "$(peer_stat "$1" "$2")" -ge "$3" ]; }
+
+# --- 1. the npm relay gets everything ---------------------------------------------
+RPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+NPM_RELAY_PORT=$RPORT node_start npm "$HERE/npm_relay.mjs" "$T/relay.db"
+D=$T/npm
+fill "$D" 1000
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$URL_npm"
+check "npm relay: inbox drains" wait_for 60 pending_is "$D" 0
+check "npm relay: holds every stored event" relay_holds_all "$D" "$URL_npm"
+check "status: driver nostr" test "$(status "$D" uplink.driver)" = nostr
+check "status: forwarded 1000" test "$(status "$D" inbox.forwarded)" = 1000
+check "status: no error" test "$(status "$D" uplink.last_error)" = null
+check "relays table: the owner's relay has role uplink" test "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT role FROM relays WHERE url = ?', (sys.argv[2],)).fetchone()[0])" "$D/cachebox.db" "$URL_npm")" = uplink
+
+# --- 2. the npm relay killed mid-forwarding, ingest goes on ------------------------
+stop_daemon
+fill "$D" 2000 500 0 2
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$URL_npm"
+check "forwarding under way" wait_for 60 forwarded_over "$D" 1100
+kill -9 "$PID_npm"; wait "$PID_npm" 2>/dev/null || true
+"$FILL" fill "$D" 500 100 10 3 >/dev/null
+check "relay down: reason in status" wait_for 20 error_has "$D" "connect\|lost\|refused\|no OK"
+check "relay down: rows kept" test "$(status "$D" inbox.pending)" -gt 0
+check "relay down: not idle" test "$(status "$D" idle)" = false
+NPM_RELAY_PORT=$RPORT node_start npm "$HERE/npm_relay.mjs" "$T/relay.db"
+check "relay back: inbox drains" wait_for 120 pending_is "$D" 0
+check "relay back: holds all 3500 events" relay_holds_all "$D" "$URL_npm"
+check "ingest went on: 3500 stored" test "$(local_ids "$D" | wc -l)" = 3500
+stop_daemon
+
+# --- 3. rejections: dead letters with the relay's reason -----------------------------
+cat >"$T/sim.json" <<EOF
+{"dataset": {"authors": 2, "events": 10, "seed": 7},
+ "relays": [
+  {"name": "blocky", "subset": "none",
+   "publish_reject": {"every": 5, "reason": "blocked: test says no"}},
+  {"name": "picky", "subset": "none",
+   "publish_reject": {"every": 1, "reason": "invalid: test says bad"}},
+  {"name": "slow", "subset": "none",
+   "publish_reject": {"first": 3, "reason": "rate-limited: slow down"}}]}
+EOF
+node "$CACHEBOX_TESTS/relaysim/relaysim.mjs" --config "$T/sim.json" >"$T/sim.ready" 2>"$T/sim.log" &
+PIDS+=("$!")
+wait_for 60 grep -q '"ready"' "$T/sim.ready" || { echo "relaysim did not start"; cat "$T/sim.log"; exit 1; }
+sim_url() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['relays']; print([x for x in r if x['name']==sys.argv[2]][0][sys.argv[3]])" "$T/sim.ready" "$1" "$2"; }
+sim_stat() { http_get "$(sim_url "$1" http)/stats" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+
+D=$T/blocky
+fill "$D" 1000 500 0 11
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$(sim_url blocky url)"
+check "blocked: inbox drains" wait_for 60 pending_is "$D" 0
+check "blocked: exactly every 5th refused (200 dead)" test "$(status "$D" inbox.rejected)" = 200
+check "blocked: 800 forwarded" test "$(status "$D" inbox.forwarded)" = 800
+check "blocked: relay accepted 800" test "$(sim_stat blocky events_accepted)" = 800
+cboxctl -d "$D" uplink deadletter --json >"$T/dl.json"
+check "blocked: reason kept" test "$(json_get "$T/dl.json" dead.0.reason)" = "blocked: test says no"
+check "blocked: dead letter total" test "$(json_get "$T/dl.json" total)" = 200
+check "blocked: one listing is bounded" test "$(python3 -c "import json; print(len(json.load(open('$T/dl.json'))['dead']))")" = 100
+seq1=$(json_get "$T/dl.json" dead.0.seq)
+check "retry one: 1 moved" test "$(cboxctl -d "$D" uplink retry "$seq1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["retried"])')" = 1
+check "retry one: delivered (199 dead)" wait_for 30 rejected_is "$D" 199
+check "retry all: 199 moved" test "$(cboxctl -d "$D" uplink retry --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["retried"])')" = 199
+# The relay refuses every 5th EVENT it receives: 1001 were sent before,
+# so of the next 199 those numbered 1005, 1010, ..., 1200 are refused.
+check "retry all: every 5th refused again (40 dead)" wait_for 30 rejected_is "$D" 40
+check "retry all: inbox drains" wait_for 30 pending_is "$D" 0
+stop_daemon
+
+D=$T/picky
+fill "$D" 50 50 0 12
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$(sim_url picky url)"
+check "invalid: all 50 dead" wait_for 30 rejected_is "$D" 50
+check "invalid: none pending" pending_is "$D" 0
+cboxctl -d "$D" uplink deadletter --json >"$T/dl.json"
+check "invalid: reason kept" test "$(json_get "$T/dl.json" dead.0.reason)" = "invalid: test says bad"
+check "invalid: dead letters do not keep the box busy" test "$(status "$D" idle)" = true
+stop_daemon
+
+D=$T/slow
+fill "$D" 300 300 0 13
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$(sim_url slow url)"
+check "rate-limited: inbox drains" wait_for 60 pending_is "$D" 0
+check "rate-limited: nothing dead" test "$(status "$D" inbox.rejected)" = 0
+check "rate-limited: relay accepted all 300" test "$(sim_stat slow events_accepted)" = 300
+check "rate-limited: the pause was reported" grep -q "rate-limited the uplink: rate-limited: slow down" "$T/d.log"
+stop_daemon
+
+# --- 4. a relay that never answers OK ----------------------------------------------
+node_start silent "$HERE/uplink_peer.mjs" silent
+D=$T/silent
+fill "$D" 50 50 0 14
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$URL_silent"
+check "no OK: reason in status" wait_for 30 error_has "$D" "no OK"
+check "no OK: all 50 still pending" pending_is "$D" 50
+check "no OK: nothing dead" test "$(status "$D" inbox.rejected)" = 0
+check "no OK: resent after reconnecting" wait_for 30 peer_stat_ge "$HTTP_silent" connections 2
+stop_daemon
+
+# --- 5. a relay that drops the connection mid-window ---------------------------------
+node_start closer "$HERE/uplink_peer.mjs" close-after 60
+D=$T/closer
+fill "$D" 1000 500 0 15
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$URL_closer"
+check "dropped mid-window: inbox drains" wait_for 60 pending_is "$D" 0
+http_get "$HTTP_closer/ids" | sort >"$T/peer.ids"
+local_ids "$D" >"$T/local.ids"
+check "dropped mid-window: every event arrived" cmp -s "$T/local.ids" "$T/peer.ids"
+check "dropped mid-window: stored once each (1000)" test "$(peer_stat "$HTTP_closer" stored)" = 1000
+check "dropped mid-window: the loss was reported" grep -q "connection lost" "$T/d.log"
+check "dropped mid-window: error cleared" test "$(status "$D" uplink.last_error)" = null
+stop_daemon
+
+finish
