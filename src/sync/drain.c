@@ -52,19 +52,12 @@ struct step {
 	struct filter		 f;
 	uint8_t			 pk[32];
 	char			 pkhex[65];
-	bool			 started;	/* the cursor had an until */
-	int64_t			 until;		/* asked */
-	int64_t			 limit;		/* asked */
-	bool			 has_gap;
-	int64_t			 gap_since;
 	int64_t			 row_largest;	/* largest page of this row */
 	int64_t			 stalls;
 	unsigned		 resent;
 	uint64_t		 timer;
 	uint64_t		 last_ms;	/* monotonic, last sign of life */
-	/* The page so far. */
-	int64_t			 received, fresh, older, newer;
-	int64_t			 oldest, newest;
+	struct drain_page	 page;		/* what was asked, the page so far */
 	bool			 failed;	/* the store refused an event */
 };
 TAILQ_HEAD(step_list, step);
@@ -167,8 +160,10 @@ step_finish(struct step *s)
 static void
 page_reset(struct step *s)
 {
-	s->received = s->fresh = s->older = s->newer = 0;
-	s->oldest = s->newest = 0;
+	struct drain_page	*p = &s->page;
+
+	p->received = p->fresh = p->older = p->newer = 0;
+	p->oldest = p->newest = 0;
 }
 
 /*
@@ -216,17 +211,17 @@ step_check_resent(struct step *s)
 }
 
 static void
-page_add(struct step *s, int64_t created_at, bool fresh)
+page_add(struct drain_page *p, int64_t created_at, bool fresh)
 {
-	if (s->received == 0 || created_at < s->oldest)
-		s->oldest = created_at;
-	if (s->received == 0 || created_at > s->newest)
-		s->newest = created_at;
-	s->received++;
+	if (p->received == 0 || created_at < p->oldest)
+		p->oldest = created_at;
+	if (p->received == 0 || created_at > p->newest)
+		p->newest = created_at;
+	p->received++;
 	if (fresh)
-		s->fresh++;
-	if (!s->started || created_at < s->until)
-		s->older++;
+		p->fresh++;
+	if (!p->started || created_at < p->until)
+		p->older++;
 }
 
 /*
@@ -239,12 +234,12 @@ peek_newer(const struct step *s, const struct relay_msg *msg)
 {
 	const cJSON	*pk, *ca;
 
-	if (!s->started || msg->event == NULL)
+	if (!s->page.started || msg->event == NULL)
 		return false;
 	pk = cJSON_GetObjectItemCaseSensitive(msg->event, "pubkey");
 	ca = cJSON_GetObjectItemCaseSensitive(msg->event, "created_at");
 	return cJSON_IsString(pk) && strcmp(pk->valuestring, s->pkhex) == 0 &&
-	    cJSON_IsNumber(ca) && ca->valuedouble > (double)s->until;
+	    cJSON_IsNumber(ca) && ca->valuedouble > (double)s->page.until;
 }
 
 static void
@@ -268,17 +263,17 @@ step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 			follow_note(d->follow, r, &info);
 		if (memcmp(info.pubkey, s->pk, 32) != 0)
 			break;		/* another author's, already stored */
-		if (s->started && info.created_at > s->until)
-			s->newer++;
+		if (s->page.started && info.created_at > s->page.until)
+			s->page.newer++;
 		else
-			page_add(s, info.created_at, r == INGEST_NEW);
+			page_add(&s->page, info.created_at, r == INGEST_NEW);
 		break;
 	case INGEST_INVALID:
 		pool_sub_note_invalid(sub);
 		break;
 	case INGEST_UNREQUESTED:
 		if (newer)
-			s->newer++;
+			s->page.newer++;
 		break;
 	case INGEST_ERROR:
 		s->failed = true;
@@ -290,11 +285,85 @@ step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 
 /* A full page: as many events as the relay gives in one answer. */
 static bool
-page_full(const struct step *s, int64_t cap_seen, int64_t max_limit)
+page_full(const struct drain_page *p)
 {
-	return s->received >= s->limit ||
-	    (max_limit > 0 && s->received >= max_limit) ||
-	    (cap_seen > 0 && s->received >= cap_seen);
+	return p->received >= p->limit ||
+	    (p->max_limit > 0 && p->received >= p->max_limit) ||
+	    (p->cap_seen > 0 && p->received >= p->cap_seen);
+}
+
+/*
+ * Events newer than until came: the relay ignores it (a correct relay
+ * never sends them). A few such events beside a page of older ones may be
+ * a hostile relay's unrequested extras, so only a page where they are at
+ * least half, or where nothing older came, counts as proof.
+ */
+static bool
+page_ignores_until(const struct drain_page *p)
+{
+	return p->started && p->newer > 0 &&
+	    (p->newer >= p->received || p->older == 0);
+}
+
+/*
+ * A relay that ignores until answers every page with its newest events of
+ * the author, up to its cap. When that answer is smaller than a page the
+ * relay has proven it returns (cap_seen, and never more than was asked),
+ * the relay holds no more of the author than what it just sent. NIP-11
+ * max_limit is no proof: a relay may cap silently below what it
+ * advertises.
+ */
+static bool
+page_all_sent(const struct drain_page *p)
+{
+	int64_t	proven = p->cap_seen < p->limit ? p->cap_seen : p->limit;
+
+	return proven > 0 && p->received + p->newer < proven;
+}
+
+void
+drain_page_verdict(const struct drain_page *p, struct drain_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->next = DRAIN_NEXT_PAGE;
+	v->until = p->until;
+	v->gap_since = p->has_gap ? p->gap_since : -1;
+	if (page_ignores_until(p)) {
+		v->ignores_until = true;
+		if (page_all_sent(p) && !p->has_gap) {
+			v->next = DRAIN_NEXT_COMPLETE;
+			return;
+		}
+		v->next = DRAIN_NEXT_INCOMPLETE;
+		v->reason = p->has_gap ? DRAIN_REASON_BURST :
+		    DRAIN_REASON_UNTIL;
+		if (!p->has_gap)
+			v->gap_since = p->until;
+		return;
+	}
+	if (p->received >= DRAIN_SAME_SECOND_MIN && p->oldest == p->newest &&
+	    page_full(p)) {
+		v->until = p->oldest - 1;
+		v->gap = true;
+		if (!p->has_gap)
+			v->gap_since = p->oldest;
+		return;
+	}
+	if (p->older == 0) {
+		if (p->has_gap) {
+			v->next = DRAIN_NEXT_INCOMPLETE;
+			v->reason = DRAIN_REASON_BURST;
+		} else
+			v->next = DRAIN_NEXT_COMPLETE;
+		return;
+	}
+	v->until = p->oldest;
+}
+
+int64_t
+drain_page_limit(int64_t page_size, int64_t max_limit)
+{
+	return max_limit > 0 && max_limit < page_size ? max_limit : page_size;
 }
 
 static int64_t
@@ -307,6 +376,25 @@ relay_max_limit(const struct drain *d, const char *url)
 	return 0;
 }
 
+/* Log what a verdict says about the relay's behaviour. */
+static void
+verdict_log(const struct step *s, const struct drain_verdict *v)
+{
+	const struct drain_page	*p = &s->page;
+
+	if (v->ignores_until)
+		log_info("drain: %s ignores until (author %.16s, %lld newer "
+		    "than %lld of %lld): %s", s->dr->url, s->pkhex,
+		    (long long)p->newer, (long long)p->until,
+		    (long long)(p->received + p->newer),
+		    v->next == DRAIN_NEXT_COMPLETE ? "all sent, below the "
+		    "relay's proven cap" : "recorded incomplete");
+	else if (v->gap)
+		log_info("drain: %s: %lld events of author %.16s in second "
+		    "%lld fill a page: stepping past it", s->dr->url,
+		    (long long)p->received, s->pkhex, (long long)p->oldest);
+}
+
 /*
  * EOSE of a whole page: decide where the cursor goes and write it inside
  * ingest's open batch, together with the page's events. 0 or -1.
@@ -314,50 +402,33 @@ relay_max_limit(const struct drain *d, const char *url)
 static int
 page_commit(struct step *s)
 {
-	struct drelay	*dr = s->dr;
-	struct store	*st = dr->d->st;
-	int64_t		 now = clock_wall_s(), cap_seen, gap;
-	bool		 full;
+	struct drelay		*dr = s->dr;
+	struct store		*st = dr->d->st;
+	struct drain_page	*p = &s->page;
+	struct drain_verdict	 v;
+	int64_t			 now = clock_wall_s();
 
-	cap_seen = dr->largest_page > s->row_largest ? dr->largest_page :
+	p->cap_seen = dr->largest_page > s->row_largest ? dr->largest_page :
 	    s->row_largest;
-	full = page_full(s, cap_seen, relay_max_limit(dr->d, dr->url));
-	if (s->received > dr->largest_page)
-		dr->largest_page = s->received;
-	if (ingest_tx(dr->d->ing) == -1)
+	p->max_limit = relay_max_limit(dr->d, dr->url);
+	drain_page_verdict(p, &v);
+	verdict_log(s, &v);
+	if (p->received + p->newer > dr->largest_page)
+		dr->largest_page = p->received + p->newer;
+	if (ingest_tx(dr->d->ing) == -1 ||
+	    store_cursor_page(st, s->pk, dr->url, v.until, p->received,
+	    p->fresh, now) == -1)
 		return -1;
-	if (s->started && s->newer > 0 && s->newer >= s->received) {
-		log_info("drain: %s ignores until (author %.16s, %lld newer "
-		    "than %lld)", dr->url, s->pkhex, (long long)s->newer,
-		    (long long)s->until);
-		if (store_cursor_page(st, s->pk, dr->url, s->until,
-		    s->received, s->fresh, now) == -1)
-			return -1;
-		return store_cursor_incomplete(st, s->pk, dr->url,
-		    DRAIN_REASON_UNTIL, s->until, now);
-	}
-	if (s->received >= DRAIN_SAME_SECOND_MIN && s->oldest == s->newest &&
-	    full) {
-		gap = s->has_gap ? s->gap_since : s->oldest;
-		log_info("drain: %s: %lld events of author %.16s in second "
-		    "%lld fill a page: stepping past it", dr->url,
-		    (long long)s->received, s->pkhex, (long long)s->oldest);
-		if (store_cursor_page(st, s->pk, dr->url, s->oldest - 1,
-		    s->received, s->fresh, now) == -1)
-			return -1;
-		return store_cursor_gap(st, s->pk, dr->url, gap, now);
-	}
-	if (s->older == 0) {
-		if (store_cursor_page(st, s->pk, dr->url, s->until,
-		    s->received, s->fresh, now) == -1)
-			return -1;
-		if (s->has_gap)
-			return store_cursor_incomplete(st, s->pk, dr->url,
-			    DRAIN_REASON_BURST, s->gap_since, now);
+	switch (v.next) {
+	case DRAIN_NEXT_COMPLETE:
 		return store_cursor_complete(st, s->pk, dr->url, now);
+	case DRAIN_NEXT_INCOMPLETE:
+		return store_cursor_incomplete(st, s->pk, dr->url, v.reason,
+		    v.gap_since, now);
+	default:
+		return v.gap ? store_cursor_gap(st, s->pk, dr->url,
+		    v.gap_since, now) : 0;
 	}
-	return store_cursor_page(st, s->pk, dr->url, s->oldest, s->received,
-	    s->fresh, now);
 }
 
 static void
@@ -374,9 +445,9 @@ step_on_eose(struct pool_sub *sub, void *arg)
 		    DRAIN_RETRY_MS;
 	} else {
 		drelay_page_ok(s->dr);
-		if (s->fresh > 0)
+		if (s->page.fresh > 0)
 			(void)store_follow_add_fetched(s->dr->d->st, s->pk,
-			    s->fresh);
+			    s->page.fresh);
 	}
 	step_finish(s);
 }
@@ -397,10 +468,12 @@ step_stall(struct step *s, const char *why)
 	dr->paused_until_ms = loop_now_ms(dr->d->loop) + DRAIN_RETRY_MS;
 	if (s->stalls + 1 < DRAIN_MAX_STALLS)
 		return;
-	snprintf(reason, sizeof(reason), "no answer from relay: %s", why);
+	snprintf(reason, sizeof(reason), "%s: %s", DRAIN_REASON_NOANSWER, why);
 	log_info("drain: %s: author %.16s recorded incomplete: %s", dr->url,
 	    s->pkhex, reason);
-	(void)store_cursor_incomplete(st, s->pk, dr->url, reason, -1, now);
+	/* A gap found earlier stays recorded for when the row is retried. */
+	(void)store_cursor_incomplete(st, s->pk, dr->url, reason,
+	    s->page.has_gap ? s->page.gap_since : -1, now);
 }
 
 static void
@@ -450,10 +523,8 @@ static const struct pool_sub_cbs step_cbs = {
 static int64_t
 step_limit(const struct drain *d, const char *url)
 {
-	int64_t	l = config_get_int(d->cfg, "backfill.page_size");
-	int64_t	m = relay_max_limit(d, url);
-
-	return m > 0 && m < l ? m : l;
+	return drain_page_limit(config_get_int(d->cfg, "backfill.page_size"),
+	    relay_max_limit(d, url));
 }
 
 static int
@@ -467,20 +538,20 @@ step_start(struct drelay *dr, const struct pick *p)
 	s->dr = dr;
 	memcpy(s->pk, p->pk, 32);
 	hex_encode(s->pk, 32, s->pkhex, sizeof(s->pkhex));
-	s->started = p->started;
-	s->until = p->started ? p->until : clock_wall_s();
-	s->has_gap = p->has_gap;
-	s->gap_since = p->gap_since;
+	s->page.started = p->started;
+	s->page.until = p->started ? p->until : clock_wall_s();
+	s->page.has_gap = p->has_gap;
+	s->page.gap_since = p->gap_since;
+	s->page.limit = step_limit(d, dr->url);
 	s->row_largest = p->largest;
 	s->stalls = p->stalls;
-	s->limit = step_limit(d, dr->url);
 	if (sync_filter_authors(&s->f, (const uint8_t (*)[32])s->pk, 1, NULL,
 	    0, -1) == -1) {
 		free(s);
 		return -1;
 	}
-	s->f.until = s->until;
-	s->f.limit = (uint64_t)s->limit;
+	s->f.until = s->page.until;
+	s->f.limit = (uint64_t)s->page.limit;
 	s->f.has |= FILTER_HAS_UNTIL | FILTER_HAS_LIMIT;
 	s->sub = pool_sub_open(d->pool, dr->url, &s->f, 1, &step_cbs, s);
 	if (s->sub == NULL) {
@@ -722,14 +793,32 @@ sync_write_relay(const uint8_t pubkey[32], const struct store_author_relay *ar,
 	return 0;
 }
 
-/* A row still draining on a relay the author no longer lists: keep going. */
+static struct drelay *
+drelay_find(struct drain *d, const char *url)
+{
+	struct drelay	*dr;
+
+	TAILQ_FOREACH(dr, &d->relays, entry)
+		if (strcmp(dr->url, url) == 0)
+			return dr;
+	return NULL;
+}
+
+/*
+ * A row still draining on a relay the author no longer lists: keep going.
+ * Every row also tells its relay the largest page it returned, so the cap
+ * a relay has proven survives a restart (see page_all_sent).
+ */
 static int
 sync_old_row(const struct store_cursor *c, void *arg)
 {
 	struct sync_ctx	*sc = arg;
+	struct drelay	*dr = drelay_find(sc->d, c->relay);
 
-	if (c->state == STORE_CURSOR_DRAINING)
-		(void)drelay_get(sc->d, c->relay, RELAY_ROLE_OUTBOX);
+	if (dr == NULL && c->state == STORE_CURSOR_DRAINING)
+		dr = drelay_get(sc->d, c->relay, RELAY_ROLE_OUTBOX);
+	if (dr != NULL && c->largest_page > dr->largest_page)
+		dr->largest_page = c->largest_page;
 	return 0;
 }
 

@@ -11,6 +11,11 @@ relays, and the daemon's SQLite store, then checks:
   * every (author, relay) whose pageable set is smaller than what the relay
     holds has an incomplete cursor with the expected reason, and no author
     with such a relay is complete;
+  * on a relay that ignores until, an author whose whole history there is
+    smaller than a page the relay has shown it returns (the largest
+    min(history, page size) over the authors drained there) is complete:
+    the relay sent all of it at once; with --until-both at least one such
+    author and at least one truly incomplete one must exist;
   * with --ratio NAMES: events_sent / distinct_events_sent <= 1.05 there.
 Prints one "ok - ..." or "FAIL - ..." line per check; exit 1 on any failure.
 It only talks to the loopback URLs of the ready line.
@@ -66,6 +71,15 @@ def drain_relays(author, names, boots):
     return out
 
 
+def page_size(rc, page_limit):
+    """E of relaysim's pageable rule 2 for a filter without a limit."""
+    e = page_limit
+    for k in ("max_limit", "cap"):
+        if rc.get(k):
+            e = min(e, rc[k])
+    return e
+
+
 def expected_reason(rc):
     if rc.get("ignore_until"):
         return REASON_UNTIL
@@ -84,6 +98,8 @@ def main():
     ap.add_argument("--page-limit", type=int, default=500)
     ap.add_argument("--stored-out", help="write stored event JSON here, one per line")
     ap.add_argument("--quiet-ok", action="store_true")
+    ap.add_argument("--until-both", action="store_true",
+                    help="require complete and incomplete authors on until-ignoring relays")
     args = ap.parse_args()
 
     ready, byname, names, rcs, meta = load_world(args)
@@ -100,12 +116,23 @@ def main():
 
     want, allowed = set(), set()
     hidden_authors = set()
+    sets = {}
+    for a in meta["authors"]:
+        for r in drain_relays(a, names, boots):
+            sets[(a["pubkey"], r)] = (
+                truth(http, "pageable", a["pubkey"], [r], args.page_limit),
+                truth(http, "match", a["pubkey"], [r], 0))
+    # The page each relay proves it returns: its largest answer to one author.
+    proven = {}
+    for (pk, r), (p, m) in sets.items():
+        e = page_size(rcs[r], args.page_limit)
+        proven[r] = max(proven.get(r, 0), min(len(m), e))
+    until_done = until_inc = 0
     for a in meta["authors"]:
         pk = a["pubkey"]
         rels = drain_relays(a, names, boots)
         for r in rels:
-            p = truth(http, "pageable", pk, [r], args.page_limit)
-            m = truth(http, "match", pk, [r], 0)
+            p, m = sets[(pk, r)]
             want |= p
             allowed |= m
             row = cursors.get((pk, r))
@@ -116,12 +143,24 @@ def main():
             if len(m) > len(p):
                 hidden_authors.add(pk)
                 exp = expected_reason(rcs[r])
+                if exp == REASON_UNTIL:
+                    until_inc += 1
                 report(complete == 0 and reason == exp,
                        f"author {a['index']} on {r}: {len(m) - len(p)} unpageable, "
                        f"recorded incomplete '{reason}' (want '{exp}')")
+            elif rcs[r].get("ignore_until") and len(m) < proven[r]:
+                until_done += 1
+                report(complete == 1,
+                       f"author {a['index']} on {r}: all {len(m)} sent below the "
+                       f"proven page of {proven[r]}, complete "
+                       f"({'yes' if complete else reason})")
             elif not args.quiet_ok:
                 report(complete == 1 or reason is not None,
                        f"author {a['index']} on {r}: finished ({'complete' if complete else reason})")
+    if args.until_both:
+        report(until_done >= 1 and until_inc >= 1,
+               f"until-ignoring relays: {until_done} authors complete below "
+               f"the cap, {until_inc} truly incomplete (want >= 1 of each)")
     missing = want - stored
     report(not missing, f"all {len(want)} pageable events stored "
            f"({len(missing)} missing{': ' + ', '.join(sorted(missing)[:3]) if missing else ''})")

@@ -6,8 +6,11 @@
 # forged, unrequested and malformed frames. Once cacheboxd is idle the store
 # must hold every pageable event and nothing unrequested, every author some
 # relay could not page is incomplete with the right reason, no author is
-# complete wrongly, the well-behaved relays sent at most 1.05 events per
-# distinct event, and the status, `follows` and `backfill reset` agree.
+# complete wrongly (while on the relay ignoring until, an author whose
+# whole history there fits below the page it has proven it returns is
+# complete, and both kinds of author occur), the well-behaved relays sent
+# at most 1.05 events per distinct event, and the status, `follows` and
+# `backfill reset` agree.
 . "$(dirname "$0")/lib.sh"
 command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
 command -v python3 >/dev/null || exit 77
@@ -45,7 +48,7 @@ ARGS=(-d "$D" --set relays.bootstrap="$BOOT" --set follow.roots="$ROOT"
 check "cacheboxd drains to idle and exits 0" \
     timeout 600 "$CACHEBOXD" "${ARGS[@]}" --exit-when-idle 2>>"$T/d.log"
 if python3 "$CHECK" --ready "$RELAYSIM_READY" --config "$T/sim.json" \
-    --db "$D/cachebox.db" --bootstrap boot,burst --ratio capped,boot \
+    --db "$D/cachebox.db" --bootstrap boot,burst --ratio capped,boot --until-both \
     --stored-out "$T/stored.jsonl" >"$T/check.out"; then
 	ok "store and cursors match relaysim's truth"
 else
