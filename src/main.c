@@ -313,6 +313,8 @@ start_sync(struct app *app)
 	o.store = app->store;
 	o.key = &app->key;
 	o.pace_ms = (uint32_t)config_get_int(app->cfg, "backfill.pace_ms");
+	o.backoff_cap_ms = (uint32_t)config_get_int(app->cfg,
+	    "relay.backoff_max_ms");
 	if ((app->pool = pool_new(app->loop, &o)) == NULL ||
 	    (app->ingest = ingest_new(app->loop, app->store)) == NULL) {
 		fprintf(stderr, "cacheboxd: cannot start the relay pool\n");
