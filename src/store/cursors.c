@@ -234,6 +234,24 @@ store_cursor_incomplete(struct store *st, const uint8_t pubkey[32],
 }
 
 int
+store_cursor_retry(struct store *st, const uint8_t pubkey[32],
+    const char *relay, int64_t now_s)
+{
+	sqlite3_stmt	*stmt;
+
+	stmt = store_stmt(st, "UPDATE cursors SET complete = 0, "
+	    "incomplete_reason = NULL, stalls = 0, updated_at = ?3 "
+	    "WHERE pubkey = ?1 AND relay = ?2");
+	if (stmt == NULL || cursor_bind_key(st, stmt, pubkey, relay) == -1)
+		return -1;
+	if (sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
+		store_stmt_done(stmt);
+		return -1;
+	}
+	return cursor_update_done(st, stmt, "retry");
+}
+
+int
 store_cursor_gap(struct store *st, const uint8_t pubkey[32],
     const char *relay, int64_t gap_since, int64_t now_s)
 {

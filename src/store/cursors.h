@@ -79,6 +79,14 @@ int	store_cursor_incomplete(struct store *, const uint8_t pubkey[32],
 	    int64_t now_s);
 
 /*
+ * Drain a finished row again from where it stopped: complete, reason and
+ * stalls cleared; until_cursor, the gap and the counters stay. 0, or -1
+ * (logged; also when the row does not exist).
+ */
+int	store_cursor_retry(struct store *, const uint8_t pubkey[32],
+	    const char *relay, int64_t now_s);
+
+/*
  * Record a possible gap at second gap_since while the drain goes on (the
  * row stays draining; the drain turns it into an incomplete reason once
  * the relay is finished). 0 or -1.

@@ -41,6 +41,7 @@
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
+#include "sync/outbox.h"
 #include "sync/subs.h"
 
 struct drelay;
@@ -89,6 +90,7 @@ struct drain {
 	size_t			 nsteps;
 	int64_t			 pace_ms;	/* last given to the pool */
 	uint64_t		 tick_timer;
+	uint64_t		 retry_sweep_ms; /* next look for rows due a retry */
 };
 
 /* What a pump keeps of a cursor row it may start. */
@@ -725,7 +727,8 @@ drelay_free(struct drelay *dr)
 /*
  * Every DRAIN_TICK_MS each relay is looked at again, so work that appears
  * without a kick (backfill.enabled turned on, a pause that ended while
- * nothing else happened) is taken up.
+ * nothing else happened) is taken up; every DRAIN_RETRY_SWEEP_MS the
+ * cursor rows are synced again, which reopens rows due a retry.
  */
 static void
 drain_tick(struct loop *l, void *arg)
@@ -736,6 +739,10 @@ drain_tick(struct loop *l, void *arg)
 	d->tick_timer = loop_timer_add(l, DRAIN_TICK_MS, drain_tick, d);
 	if (!enabled(d))
 		return;
+	if (loop_now_ms(l) >= d->retry_sweep_ms) {
+		drain_sync(d);	/* takes up rows due a retry; kicks all */
+		return;
+	}
 	TAILQ_FOREACH(dr, &d->relays, entry)
 		drelay_kick(dr, 0);
 }
@@ -755,6 +762,7 @@ drain_new(struct loop *loop, struct pool *pool, struct ingest *ing,
 	d->cfg = cfg;
 	d->follow = follow;
 	d->pace_ms = -1;
+	d->retry_sweep_ms = loop_now_ms(loop) + DRAIN_RETRY_SWEEP_MS;
 	TAILQ_INIT(&d->relays);
 	d->tick_timer = loop_timer_add(loop, DRAIN_TICK_MS, drain_tick, d);
 	return d;
@@ -777,9 +785,9 @@ drain_free(struct drain *d)
 }
 
 struct sync_ctx {
-	struct drain	*d;
-	const uint8_t	*pk;
-	int64_t		 now;
+	struct drain			*d;
+	const struct outbox_plan	*plan;
+	int64_t				 now;
 };
 
 static int
@@ -787,8 +795,10 @@ sync_write_relay(const uint8_t pubkey[32], const struct store_author_relay *ar,
     void *arg)
 {
 	struct sync_ctx	*c = arg;
+	enum relay_role	 role = outbox_is_bootstrap(c->plan, ar->url) ?
+			    RELAY_ROLE_BOOTSTRAP : RELAY_ROLE_OUTBOX;
 
-	if (ar->write && drelay_get(c->d, ar->url, RELAY_ROLE_OUTBOX) != NULL)
+	if (drelay_get(c->d, ar->url, role) != NULL)
 		(void)store_cursor_ensure(c->d->st, pubkey, ar->url, c->now);
 	return 0;
 }
@@ -805,17 +815,54 @@ drelay_find(struct drain *d, const char *url)
 }
 
 /*
- * A row still draining on a relay the author no longer lists: keep going.
- * Every row also tells its relay the largest page it returned, so the cap
- * a relay has proven survives a restart (see page_all_sent).
+ * Whether an incomplete row is due another try: a relay that gave no
+ * answer is asked again DRAIN_NOANSWER_RETRY_S after it was recorded
+ * (wall seconds: the record must outlive a restart); a row set aside by
+ * the outbox limits as soon as its relay is dialled again.
+ */
+static bool
+row_retry_due(const struct store_cursor *c, bool allowed, int64_t now)
+{
+	if (c->state != STORE_CURSOR_INCOMPLETE || !allowed)
+		return false;
+	if (strcmp(c->reason, DRAIN_REASON_UNUSED) == 0)
+		return true;
+	return strncmp(c->reason, DRAIN_REASON_NOANSWER,
+	    strlen(DRAIN_REASON_NOANSWER)) == 0 &&
+	    now - c->updated_at >= DRAIN_NOANSWER_RETRY_S;
+}
+
+/*
+ * Every row of an author: one on a relay the outbox plan no longer dials
+ * is set aside (incomplete, DRAIN_REASON_UNUSED, gap kept); one due a
+ * retry drains again from its cursor; one still draining on a relay the
+ * author no longer lists keeps going. Every row also tells its relay the
+ * largest page it returned, so the cap a relay has proven survives a
+ * restart (see page_all_sent).
  */
 static int
 sync_old_row(const struct store_cursor *c, void *arg)
 {
 	struct sync_ctx	*sc = arg;
 	struct drelay	*dr = drelay_find(sc->d, c->relay);
+	bool		 allowed = outbox_allowed(sc->plan, c->relay);
+	bool		 draining = c->state == STORE_CURSOR_DRAINING;
 
-	if (dr == NULL && c->state == STORE_CURSOR_DRAINING)
+	if (draining && !allowed) {
+		log_info("drain: %s: author row set aside: %s", c->relay,
+		    DRAIN_REASON_UNUSED);
+		(void)store_cursor_incomplete(sc->d->st, c->pubkey, c->relay,
+		    DRAIN_REASON_UNUSED, c->has_gap ? c->gap_since : -1,
+		    sc->now);
+		return 0;
+	}
+	if (row_retry_due(c, allowed, sc->now) &&
+	    store_cursor_retry(sc->d->st, c->pubkey, c->relay, sc->now) == 0) {
+		log_info("drain: %s: retrying an author (was: %s)", c->relay,
+		    c->reason);
+		draining = true;
+	}
+	if (dr == NULL && draining)
 		dr = drelay_get(sc->d, c->relay, RELAY_ROLE_OUTBOX);
 	if (dr != NULL && c->largest_page > dr->largest_page)
 		dr->largest_page = c->largest_page;
@@ -825,26 +872,29 @@ sync_old_row(const struct store_cursor *c, void *arg)
 void
 drain_sync(void *arg)
 {
-	struct drain	*d = arg;
-	struct sync_ctx	 c = { .d = d, .now = clock_wall_s() };
-	struct drelay	*dr;
-	uint8_t		 (*authors)[32] = NULL;
-	char		**boots;
-	size_t		 n = 0, nboots, i, j;
+	struct drain		*d = arg;
+	struct sync_ctx		 c = { .d = d, .now = clock_wall_s() };
+	struct outbox_plan	 plan;
+	struct drelay		*dr;
+	uint8_t			 (*authors)[32] = NULL;
+	char			**boots;
+	size_t			 n = 0, nboots, i, j;
 
 	apply_pace(d);
 	nboots = sync_urls_parse(config_get(d->cfg, "relays.bootstrap"),
 	    &boots);
-	if (store_follows_active(d->st, &authors, &n) == 0 && n > 0 &&
+	outbox_plan_init(&plan, SYNC_OUTBOX_RELAYS_MAX, boots, nboots);
+	c.plan = &plan;
+	if (outbox_plan_load(&plan, d->st) == 0 &&
+	    store_follows_active(d->st, &authors, &n) == 0 && n > 0 &&
 	    store_begin(d->st) == 0) {
 		for (j = 0; j < nboots; j++)
 			(void)drelay_get(d, boots[j], RELAY_ROLE_BOOTSTRAP);
 		for (i = 0; i < n; i++) {
-			c.pk = authors[i];
 			for (j = 0; j < nboots; j++)
 				(void)store_cursor_ensure(d->st, authors[i],
 				    boots[j], c.now);
-			(void)store_author_relays_each(d->st, authors[i],
+			(void)outbox_author_each(&plan, d->st, authors[i],
 			    sync_write_relay, &c);
 			(void)store_cursors_each(d->st, authors[i],
 			    sync_old_row, &c);
@@ -852,7 +902,9 @@ drain_sync(void *arg)
 		if (store_commit(d->st) == -1)
 			log_warnx("drain: cursor rows not recorded");
 	}
+	d->retry_sweep_ms = loop_now_ms(d->loop) + DRAIN_RETRY_SWEEP_MS;
 	free(authors);
+	outbox_plan_free(&plan);
 	sync_urls_free(boots, nboots);
 	TAILQ_FOREACH(dr, &d->relays, entry)
 		drelay_kick(dr, 0);

@@ -18,6 +18,14 @@
  * without EOSE never moves a cursor: it is asked again from the same
  * place.
  *
+ * A relay that gave no answer (DRAIN_MAX_STALLS requests in a row without
+ * EOSE) is recorded incomplete with that reason and asked again from the
+ * same cursor DRAIN_NOANSWER_RETRY_S later, so a relay that was down
+ * during the first drain gets its turn; meanwhile the row counts as
+ * finished, so idle is reached. Which outbox relays are used at all is
+ * decided by sync/outbox.h; a row on a relay no longer dialled is set
+ * aside (DRAIN_REASON_UNUSED) and resumes if the relay is dialled again.
+ *
  * Fairness: round-robin over the authors of each relay, at most
  * backfill.max_subs_per_relay steps open per relay (less when the pool's
  * cap is taken by other subscriptions); relays work in parallel, each paced
@@ -41,7 +49,8 @@ struct drain;
 /* The reasons recorded on an incomplete cursor (stable strings). */
 #define DRAIN_REASON_BURST	"same-second burst over the relay cap"
 #define DRAIN_REASON_UNTIL	"relay ignores until"
-#define DRAIN_REASON_NOANSWER	"no answer from relay"	/* a prefix */
+#define DRAIN_REASON_NOANSWER	"no answer from relay"	/* a prefix; retried */
+#define DRAIN_REASON_UNUSED	"relay not dialled (outbox relay limits)"
 
 /*
  * What a step knows of one whole page at its EOSE (counters only; the

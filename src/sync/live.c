@@ -1,10 +1,11 @@
 /*
  * live.c — live subscriptions per relay. The author set of a relay is
  * built from the store each time the follow graph reports a change: every
- * followed author that lists the relay as a write relay, plus (on the
- * bootstrap relays) the roots and every author with no relay list. A
- * digest of the sorted set tells whether anything changed; an unchanged
- * relay keeps its subscriptions untouched.
+ * followed author that lists the relay as a write relay the outbox plan
+ * lets it use (sync/outbox.h), plus (on the bootstrap relays) the roots
+ * and every author left with no such relay. A digest of the sorted set
+ * tells whether anything changed; an unchanged relay keeps its
+ * subscriptions untouched.
  *
  * since: the newest created_at seen live from the relay (memory, else the
  * store's relay_newest row) minus live.overlap_s; with nothing seen yet,
@@ -33,6 +34,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/live.h"
+#include "sync/outbox.h"
 #include "sync/subs.h"
 
 struct lrelay;
@@ -303,10 +305,11 @@ lrelay_apply(struct lrelay *lr)
 }
 
 struct build {
-	struct live	*lv;
-	char		**boots;	/* bootstrap relays, normalised */
-	size_t		 nboots;
-	bool		 any;
+	struct live		*lv;
+	char			**boots;	/* bootstrap relays, normalised */
+	size_t			 nboots;
+	struct outbox_plan	 plan;		/* outbox relays that may be used */
+	bool			 any;
 };
 
 static int
@@ -332,7 +335,8 @@ build_author(const struct store_follow *f, void *arg)
 	size_t		 i;
 
 	b->any = false;
-	(void)store_author_relays_each(b->lv->st, f->pubkey, build_write, b);
+	(void)outbox_author_each(&b->plan, b->lv->st, f->pubkey, build_write,
+	    b);
 	if (b->any && !f->is_root)
 		return 0;
 	for (i = 0; i < b->nboots; i++)
@@ -365,7 +369,11 @@ live_sync(void *arg)
 	if (on) {
 		b.nboots = sync_urls_parse(config_get(lv->cfg,
 		    "relays.bootstrap"), &b.boots);
+		outbox_plan_init(&b.plan, SYNC_OUTBOX_RELAYS_MAX, b.boots,
+		    b.nboots);
+		(void)outbox_plan_load(&b.plan, lv->st);
 		(void)store_follows_each(lv->st, false, build_author, &b);
+		outbox_plan_free(&b.plan);
 		sync_urls_free(b.boots, b.nboots);
 	}
 	TAILQ_FOREACH(lr, &lv->relays, entry) {
