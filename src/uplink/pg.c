@@ -240,24 +240,32 @@ pg_watch(struct pg *pg, short events)
 	return 0;
 }
 
-/* Start libpq on the parsed URL, with hostaddr when we resolved the host. */
+/*
+ * Start libpq on the parsed URL. hosts and addrs (both or neither) replace
+ * its host and hostaddr: the name repeated once per address we resolved,
+ * so libpq tries each address in turn within one attempt and still checks
+ * the certificate against the name.
+ */
 static void
-pg_open(struct pg *pg, const char *hostaddr)
+pg_open(struct pg *pg, const char *hosts, const char *addrs)
 {
-	const char		*kw[PG_MAX_OPTIONS + 4], *val[PG_MAX_OPTIONS + 4];
+	const char		*kw[PG_MAX_OPTIONS + 5], *val[PG_MAX_OPTIONS + 5];
 	const PQconninfoOption	*o;
 	size_t			 n = 0;
 
 	for (o = pg->opts; o->keyword != NULL && n < PG_MAX_OPTIONS; o++) {
-		if (o->val == NULL || o->val[0] == '\0' ||
-		    (hostaddr != NULL && strcmp(o->keyword, "hostaddr") == 0))
+		if (o->val == NULL || o->val[0] == '\0' || (addrs != NULL &&
+		    (strcmp(o->keyword, "hostaddr") == 0 ||
+		    strcmp(o->keyword, "host") == 0)))
 			continue;
 		kw[n] = o->keyword;
 		val[n++] = o->val;
 	}
-	if (hostaddr != NULL) {
+	if (addrs != NULL) {
+		kw[n] = "host";
+		val[n++] = hosts;
 		kw[n] = "hostaddr";
-		val[n++] = hostaddr;
+		val[n++] = addrs;
 	}
 	if (pg_opt(pg, "client_encoding") == NULL) {
 		kw[n] = "client_encoding";
@@ -290,22 +298,35 @@ static void
 pg_resolved(const struct dns_addrs *addrs, const char *err, void *arg)
 {
 	struct pg	*pg = arg;
-	char		 host[NI_MAXHOST];
-	size_t		 i;
+	const char	*name = pg_opt(pg, "host");
+	char		 ip[NI_MAXHOST];
+	char		 hosts[DNS_MAX_ADDRS * (URL_MAX_HOST + 1)];
+	char		 list[DNS_MAX_ADDRS * 64];
+	size_t		 i, hl = 0, ll = 0, nl = strnlen(name, URL_MAX_HOST);
 
 	pg->dreq = NULL;
-	if (addrs == NULL) {
-		pg_fail(pg, "resolving the host", err);
+	if (addrs == NULL || name == NULL) {
+		pg_fail(pg, "resolving the host", err != NULL ? err : "no host");
 		return;
 	}
-	/* Each retry tries the next address. */
-	i = pg->failures % addrs->n;
-	if (getnameinfo((const struct sockaddr *)&addrs->addr[i], addrs->len[i],
-	    host, sizeof(host), NULL, 0, NI_NUMERICHOST) != 0) {
-		pg_fail(pg, "resolving the host", "unusable address");
+	hosts[0] = list[0] = '\0';
+	for (i = 0; i < addrs->n && i < DNS_MAX_ADDRS; i++) {
+		if (getnameinfo((const struct sockaddr *)&addrs->addr[i],
+		    addrs->len[i], ip, sizeof(ip), NULL, 0, NI_NUMERICHOST) != 0)
+			continue;
+		if (ll + strlen(ip) + 2 > sizeof(list) ||
+		    hl + nl + 2 > sizeof(hosts))
+			break;
+		hl += (size_t)snprintf(hosts + hl, sizeof(hosts) - hl, "%s%.*s",
+		    hl ? "," : "", (int)nl, name);
+		ll += (size_t)snprintf(list + ll, sizeof(list) - ll, "%s%s",
+		    ll ? "," : "", ip);
+	}
+	if (ll == 0) {
+		pg_fail(pg, "resolving the host", "no usable address");
 		return;
 	}
-	pg_open(pg, host);
+	pg_open(pg, hosts, list);
 }
 
 /* Whether host is an IP literal (libpq will not look it up). */
@@ -327,7 +348,7 @@ pg_connect(struct pg *pg)
 
 	if (host == NULL || host[0] == '/' || host[0] == '@' ||
 	    pg_opt(pg, "hostaddr") != NULL || pg_ip_literal(host)) {
-		pg_open(pg, NULL);
+		pg_open(pg, NULL, NULL);
 		return;
 	}
 	if (strchr(host, ',') != NULL || (port != NULL &&

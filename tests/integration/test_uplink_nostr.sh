@@ -8,6 +8,7 @@
 #  - "blocked:" and "invalid:" OKs become dead letters with the relay's
 #    reason, exactly the refused ones; `uplink retry` sends them again;
 #  - "rate-limited:" pauses and resends: nothing is lost, nothing dead;
+#  - a relay that requires NIP-42 AUTH gets it, signed by the box key;
 #  - a relay that never answers OK: visible in the status, no row lost;
 #  - a relay that drops the connection in the middle of a window: the
 #    window is sent again and every event arrives once.
@@ -99,7 +100,8 @@ cat >"$T/sim.json" <<EOF
   {"name": "picky", "subset": "none",
    "publish_reject": {"every": 1, "reason": "invalid: test says bad"}},
   {"name": "slow", "subset": "none",
-   "publish_reject": {"first": 3, "reason": "rate-limited: slow down"}}]}
+   "publish_reject": {"first": 3, "reason": "rate-limited: slow down"}},
+  {"name": "authy", "subset": "none", "auth": "required"}]}
 EOF
 node "$CACHEBOX_TESTS/relaysim/relaysim.mjs" --config "$T/sim.json" >"$T/sim.ready" 2>"$T/sim.log" &
 PIDS+=("$!")
@@ -145,6 +147,16 @@ check "rate-limited: inbox drains" wait_for 60 pending_is "$D" 0
 check "rate-limited: nothing dead" test "$(status "$D" inbox.rejected)" = 0
 check "rate-limited: relay accepted all 300" test "$(sim_stat slow events_accepted)" = 300
 check "rate-limited: the pause was reported" grep -q "rate-limited the uplink: rate-limited: slow down" "$T/d.log"
+stop_daemon
+
+D=$T/authy
+fill "$D" 100 100 0 16
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$(sim_url authy url)"
+check "auth-required: inbox drains" wait_for 60 pending_is "$D" 0
+check "auth-required: relay accepted all 100" test "$(sim_stat authy events_accepted)" = 100
+check "auth-required: the box authenticated with its key" test "$(sim_stat authy auth_ok)" -ge 1
+check "auth-required: no failed AUTH" test "$(sim_stat authy auth_fail)" = 0
+check "auth-required: nothing dead" test "$(status "$D" inbox.rejected)" = 0
 stop_daemon
 
 # --- 4. a relay that never answers OK ----------------------------------------------

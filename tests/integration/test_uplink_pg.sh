@@ -92,8 +92,14 @@ cboxctl -d "$D" config set uplink.url "$PG_URL_NOHOST" >/dev/null
 check "unreachable host: reason in status" wait_for 20 error_has "$D" "refused"
 check "unreachable host: no row lost (500 pending)" pending_is "$D" 500
 check "unreachable host: not idle" test "$(status "$D" idle)" = false
-cboxctl -d "$D" config set uplink.url "$PG_URL" >/dev/null
-check "fixed at run time: delivered" wait_for 60 pending_is "$D" 0
+cboxctl -d "$D" config set uplink.url "${PG_URL/sslmode=disable/sslmode=require}" >/dev/null
+check "sslmode=require honoured: server without TLS refused" wait_for 20 error_has "$D" "SSL"
+check "sslmode=require: no row lost (500 pending)" pending_is "$D" 500
+# A host name: resolved by the daemon's own resolver (libpq's would
+# block), every address handed to libpq; 'localhost' may give ::1 first,
+# where nothing listens.
+cboxctl -d "$D" config set uplink.url "${PG_URL/127.0.0.1/localhost}" >/dev/null
+check "fixed at run time (host name): delivered" wait_for 60 pending_is "$D" 0
 check "fixed at run time: exactly once" exactly_once "$D"
 check "fixed at run time: error cleared" test "$(status "$D" uplink.last_error)" = null
 stop_daemon
