@@ -154,6 +154,13 @@ int	event_json_string(struct buf *out, const char *s, size_t len);
  * was reached.
  */
 int	event_to_json(const struct event *, struct buf *out);
+/*
+ * Same, and in the same pass the SHA-256 of the canonical form into id
+ * (hashed from the pieces just written, which the two forms share). The
+ * caller compares id with ev->id: only then is what out holds the
+ * canonical JSON of a verified id. 0, or -1 if out's max was reached.
+ */
+int	event_to_json_id(const struct event *, struct buf *out, uint8_t id[32]);
 
 /*
  * Build a new event owned by ev from fields: tags is copied (NULL means

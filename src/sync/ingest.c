@@ -8,7 +8,9 @@
  * signature → policy (the subscription's filters) → insert of the
  * canonical JSON. A duplicate therefore costs a hex decode and an index
  * probe, never a signature check; a forged copy of a stored id is a
- * duplicate too, which is harmless because it is not stored again.
+ * duplicate too, which is harmless because it is not stored again. The
+ * id is hashed while the JSON to store is written (one serialization), so
+ * what is stored is exactly the canonical form whose hash was checked.
  *
  * It owns the batch transaction: opened at the first insert of a round,
  * committed by a loop hook at the top of the next round (or by
@@ -49,8 +51,7 @@ struct ingest {
 	bool			 queue;
 	bool			 tx_open;	/* we opened the outermost level */
 	size_t			 batch_events;
-	struct buf		 scratch;	/* canonical serialization */
-	struct buf		 json;		/* event JSON to store */
+	struct buf		 json;		/* canonical event JSON to store */
 	uint8_t			 (*recent)[32];	/* ids known stored */
 	uint8_t			 *recent_used;
 	struct ingest_newest	 newest[INGEST_NEWEST_RELAYS];
@@ -142,7 +143,6 @@ ingest_new(struct loop *loop, struct store *st)
 	ing->loop = loop;
 	ing->store = st;
 	ing->max_event_bytes = EVENT_MAX_BYTES_CEILING;
-	buf_init(&ing->scratch, EVENT_SERIAL_MAX_BYTES);
 	buf_init(&ing->json, EVENT_SERIAL_MAX_BYTES);
 	ing->recent = calloc(INGEST_RECENT_IDS, sizeof(*ing->recent));
 	ing->recent_used = calloc(INGEST_RECENT_IDS, 1);
@@ -167,7 +167,6 @@ ingest_free(struct ingest *ing)
 		loop_hook_del(ing->loop, ingest_hook, ing);
 	while (ing->nnewest > 0)
 		free(ing->newest[--ing->nnewest].relay);
-	buf_free(&ing->scratch);
 	buf_free(&ing->json);
 	free(ing->recent);
 	free(ing->recent_used);
@@ -351,15 +350,24 @@ ingest_invalid(struct ingest *ing, const struct event *ev,
 	return INGEST_INVALID;
 }
 
-/* Time, id, signature. EVENT_OK or the first failure. */
+/*
+ * Time, id, signature. The id is hashed while the canonical JSON to store
+ * is written into ing->json (one serialization for both), so on EVENT_OK
+ * ing->json holds exactly the bytes whose hash was checked.
+ */
 static enum event_result
 ingest_verify(struct ingest *ing, const struct event *ev)
 {
 	enum event_result	er;
+	uint8_t			id[32];
 
-	if ((er = event_check_time(ev, clock_wall_s())) != EVENT_OK ||
-	    (er = event_check_id(ev, &ing->scratch)) != EVENT_OK)
+	if ((er = event_check_time(ev, clock_wall_s())) != EVENT_OK)
 		return er;
+	buf_reset(&ing->json);
+	if (event_to_json_id(ev, &ing->json, id) == -1)
+		return EVENT_TOO_LARGE;
+	if (memcmp(id, ev->id, sizeof(id)) != 0)
+		return EVENT_ID_MISMATCH;
 	ing->stats.sig_checks++;
 	return event_check_sig(ev);
 }
@@ -378,7 +386,10 @@ ingest_requested(const struct event *ev, const struct filter *filters,
 	return false;
 }
 
-/* Insert a verified event into the batch. INGEST_NEW or INGEST_ERROR. */
+/*
+ * Insert a verified event (its JSON in ing->json, written by
+ * ingest_verify) into the batch. INGEST_NEW or INGEST_ERROR.
+ */
 static enum ingest_result
 ingest_store(struct ingest *ing, const struct event *ev,
     enum ingest_source src, const char *relay)
@@ -386,8 +397,7 @@ ingest_store(struct ingest *ing, const struct event *ev,
 	struct store_event_row	row;
 	int			rc;
 
-	buf_reset(&ing->json);
-	if (event_to_json(ev, &ing->json) == -1 || ingest_tx(ing) == -1)
+	if (ingest_tx(ing) == -1)
 		goto fail;
 	row.id = ev->id;
 	row.pubkey = ev->pubkey;

@@ -352,6 +352,128 @@ test_id_known_answer(void **state)
 	event_free(&ev);
 }
 
+/* NIP-01 escaping one byte at a time: the reference for the fast scan. */
+static size_t
+ref_escape(const unsigned char *s, size_t len, char *out)
+{
+	size_t	i, o = 0;
+
+	out[o++] = '"';
+	for (i = 0; i < len; i++) {
+		unsigned char	c = s[i];
+
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' ||
+		    c == '\f') {
+			out[o++] = '\\';
+			out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' :
+			    c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+		} else if (c < 0x20)
+			o += (size_t)sprintf(out + o, "\\u%04x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	return o;
+}
+
+static void
+check_escape(const unsigned char *s, size_t len)
+{
+	char		exp[6 * 300 + 2];
+	struct buf	b;
+	size_t		n = ref_escape(s, len, exp);
+
+	buf_init(&b, sizeof(exp));
+	assert_int_equal(event_json_string(&b, (const char *)s, len), 0);
+	assert_int_equal(b.len, n);
+	assert_memory_equal(b.data, exp, n);
+	buf_free(&b);
+}
+
+static void
+test_escape_every_byte_every_offset(void **state)
+{
+	unsigned char	s[300];
+	size_t		len, off;
+	unsigned	c;
+
+	(void)state;
+	/*
+	 * The scan reads eight bytes at a time: every byte value at every
+	 * position in a word, in short (one append) and long strings, next
+	 * to bytes with the high bit set (a borrow must not hide a match).
+	 */
+	for (c = 1; c < 256; c++)
+		for (len = 1; len <= 290; len += len < 24 ? 1 : 133)
+			for (off = 0; off < len; off++) {
+				memset(s, off % 2 ? 0xff : 'a', len);
+				s[off] = (unsigned char)c;
+				check_escape(s, len);
+			}
+	/* Several specials in one word, at both ends, and nothing else. */
+	memcpy(s, "\"\\\x01\x1f\x7f\x80 \"", 8);
+	check_escape(s, 8);
+	memset(s, '"', 200);
+	check_escape(s, 200);
+	memset(s, 0x20, 200);
+	check_escape(s, 200);
+	check_escape(s, 0);
+}
+
+static void
+test_to_json_id(void **state)
+{
+	static const char *const contents[] = { "", "plain",
+	    "q\"b\\n\nr\rt\tu\x01v\x1f\x7f\xc3\xa9 \xf0\x9f\x98\x80",
+	    "a longer note that runs over a hundred and twenty-eight bytes so "
+	    "that the string takes the long path through the serializer \n!" };
+	struct event	 ev, back;
+	struct buf	 a, b, scratch;
+	uint8_t		 id[32], want[32];
+	const char	*j;
+	size_t		 i;
+
+	(void)state;
+	buf_init(&a, EVENT_SERIAL_MAX_BYTES);
+	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
+	buf_init(&scratch, EVENT_SERIAL_MAX_BYTES);
+	for (i = 0; i < sizeof(contents) / sizeof(contents[0]); i++) {
+		j = signed_json(i == 0 ? 0 : 30023, -(int64_t)i * 1000003,
+		    "[[\"d\",\"x\\\"y\"],[],[\"p\",\"" PK3 "\",\"\"]]",
+		    contents[i]);
+		parse_ok(&ev, j);
+		buf_reset(&a);
+		buf_reset(&b);
+		assert_int_equal(event_to_json_id(&ev, &a, id), 0);
+		assert_memory_equal(id, ev.id, 32);
+		/* Same bytes as event_to_json, which the signer wrote. */
+		assert_int_equal(event_to_json(&ev, &b), 0);
+		assert_int_equal(a.len, b.len);
+		assert_memory_equal(a.data, b.data, a.len);
+		assert_string_equal((const char *)a.data, j);
+		/* A changed field hashes to what event_compute_id says. */
+		ev.kind = 7;
+		buf_reset(&a);
+		assert_int_equal(event_to_json_id(&ev, &a, id), 0);
+		assert_int_equal(event_compute_id(&ev, &scratch, want), 0);
+		assert_memory_equal(id, want, 32);
+		assert_memory_not_equal(id, ev.id, 32);
+		/* What it wrote parses back to the same event. */
+		parse_ok(&back, (const char *)a.data);
+		assert_int_equal(back.kind, 7);
+		assert_int_equal(back.created_at, ev.created_at);
+		assert_string_equal(back.content, ev.content);
+		event_free(&back);
+		event_free(&ev);
+	}
+	buf_free(&a);
+	buf_free(&b);
+	buf_free(&scratch);
+}
+
 /* ---- signing and tampering ------------------------------------------ */
 
 static void
@@ -708,6 +830,8 @@ main(void)
 		cmocka_unit_test(test_serialize_150_tags),
 		cmocka_unit_test(test_serialize_30k_content),
 		cmocka_unit_test(test_id_known_answer),
+		cmocka_unit_test(test_escape_every_byte_every_offset),
+		cmocka_unit_test(test_to_json_id),
 		cmocka_unit_test(test_sign_roundtrip),
 		cmocka_unit_test(test_tampered_fields),
 		cmocka_unit_test(test_tampered_pubkey_rehashed),
