@@ -474,6 +474,49 @@ test_to_json_id(void **state)
 	buf_free(&scratch);
 }
 
+/*
+ * Keys that land in one set of the parsed-key cache (more of them than it
+ * has ways) verify right however their events interleave, and a cached
+ * key never stands in for another: the same event under a different,
+ * cached pubkey fails.
+ */
+static void
+test_pubkey_cache_collisions(void **state)
+{
+	enum { NKEYS = EVENT_PUBKEY_CACHE_WAYS + 2 };
+	const unsigned	 sets = EVENT_PUBKEY_CACHE_SLOTS /
+			    EVENT_PUBKEY_CACHE_WAYS;
+	struct nostr_key k[NKEYS];
+	struct event	 ev[NKEYS];
+	uint8_t		 sk[32] = { 0 };
+	unsigned	 want = 0, i, n = 0, round, s;
+
+	(void)state;
+	for (s = 1; n < NKEYS; s++) {
+		sk[30] = (uint8_t)(s >> 8);
+		sk[31] = (uint8_t)s;
+		assert_int_equal(key_from_secret(&k[n], sk), 0);
+		i = ((unsigned)k[n].pubkey[0] << 8 | k[n].pubkey[1]) % sets;
+		if (n == 0)
+			want = i;
+		if (i != want)
+			continue;
+		assert_int_equal(event_create(&ev[n], &k[n], 1, NOW, NULL,
+		    "same set"), EVENT_OK);
+		n++;
+	}
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < NKEYS; i++)
+			assert_int_equal(event_check_sig(&ev[i]), EVENT_OK);
+	/* Event 0's id and signature under key 1's (cached) pubkey. */
+	memcpy(ev[0].pubkey, k[1].pubkey, 32);
+	assert_int_equal(event_check_sig(&ev[0]), EVENT_BAD_SIG);
+	memcpy(ev[0].pubkey, k[0].pubkey, 32);
+	assert_int_equal(event_check_sig(&ev[0]), EVENT_OK);
+	for (i = 0; i < NKEYS; i++)
+		event_free(&ev[i]);
+}
+
 /* ---- signing and tampering ------------------------------------------ */
 
 static void
@@ -832,6 +875,7 @@ main(void)
 		cmocka_unit_test(test_id_known_answer),
 		cmocka_unit_test(test_escape_every_byte_every_offset),
 		cmocka_unit_test(test_to_json_id),
+		cmocka_unit_test(test_pubkey_cache_collisions),
 		cmocka_unit_test(test_sign_roundtrip),
 		cmocka_unit_test(test_tampered_fields),
 		cmocka_unit_test(test_tampered_pubkey_rehashed),
