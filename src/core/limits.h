@@ -158,6 +158,8 @@
 /* Planners: follow graph, live, author drain (src/sync/follow.c, live.c, drain.c). */
 #define SYNC_AUTHORS_PER_FILTER		200		/* authors in one filter of a REQ */
 #define SYNC_FILTERS_PER_SUB		8		/* such filters in one REQ */
+#define SYNC_OUTBOX_RELAYS_MAX		64		/* outbox (NIP-65 write) relays dialled in all, besides bootstrap */
+#define SYNC_OUTBOX_PER_AUTHOR		8		/* of those, used for one author */
 #define FOLLOW_REFRESH_MS		(10 * 60 * 1000) /* follow graph read again after, ms */
 #define FOLLOW_FETCH_TIMEOUT_MS		30000		/* a follow-list request without EOSE is given up after, ms */
 #define FOLLOW_MAX_FOLLOWS		10000		/* "p" tags taken from one root's kind 3 */
@@ -171,6 +173,8 @@
 #define DRAIN_SAME_SECOND_MIN		2		/* events in one second before a page can be a burst */
 #define DRAIN_RECOVER_PAGES		16		/* clean pages before a relay that dropped pages gets more steps */
 #define DRAIN_TICK_MS			5000		/* every relay's drain is looked at again after, ms */
+#define DRAIN_NOANSWER_RETRY_S		3600		/* a relay recorded "no answer" for an author is asked again after, s (wall) */
+#define DRAIN_RETRY_SWEEP_MS		(5 * 60 * 1000)	/* cursor rows due a retry are looked for every, ms */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 
 #endif
