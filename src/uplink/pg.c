@@ -70,6 +70,12 @@ static const char *const pg_state_names[] = {
 	[PG_FAILED] = "failed",
 };
 
+/* A batch: its rows and the statement that carries them. */
+struct pg_batch {
+	struct inbox_batch	 rows;
+	struct buf		 q;
+};
+
 struct pg {
 	struct uplink		*up;
 	struct loop		*loop;
@@ -84,8 +90,14 @@ struct pg {
 	unsigned		 failures;	/* consecutive, sizes backoff */
 	bool			 schema_done;
 	size_t			 batch_max;	/* rows per batch; halved to isolate a bad row */
-	struct inbox_batch	 batch;
-	struct buf		 q;
+	/*
+	 * Two batches: cur is in flight; next, when ready, holds the rows
+	 * after cur's, built while Postgres works on cur, so the box's own
+	 * work (read, build, delete) overlaps the server's.
+	 */
+	struct pg_batch		 slot[2];
+	struct pg_batch		*cur, *next;
+	bool			 next_ready;
 	char			 box_hex[65];
 	/* The answer to the query in flight. */
 	bool			 q_failed;
@@ -153,7 +165,9 @@ pg_close(struct pg *pg)
 	if (pg->conn != NULL)
 		PQfinish(pg->conn);
 	pg->conn = NULL;
-	store_inbox_batch_clear(&pg->batch);
+	store_inbox_batch_clear(&pg->cur->rows);
+	store_inbox_batch_clear(&pg->next->rows);
+	pg->next_ready = false;
 }
 
 static void
@@ -177,9 +191,9 @@ pg_fail(struct pg *pg, const char *what, const char *msg)
 
 	pg_msg(text, sizeof(text), msg);
 	uplink_set_error(pg->up, "%s: %s", what, text);
-	if (pg->batch.n > 0)
-		(void)store_inbox_attempted(pg->store, pg->batch.rows[0].seq,
-		    pg->batch.rows[pg->batch.n - 1].seq, clock_wall_s());
+	if (pg->cur->rows.n > 0)
+		(void)store_inbox_attempted(pg->store, pg->cur->rows.rows[0].seq,
+		    pg->cur->rows.rows[pg->cur->rows.n - 1].seq, clock_wall_s());
 	pg_close(pg);
 	pg->failures++;
 	delay = uplink_backoff_ms(pg->failures);
@@ -528,19 +542,25 @@ pg_batch_ok(struct pg *pg)
 	int64_t	deleted;
 	size_t	i, n = 0;
 
-	for (i = 0; i < pg->batch.n && n < UPLINK_PG_BATCH_ROWS; i++)
-		if (pg->batch.rows[i].seq > 0)
-			seqs[n++] = pg->batch.rows[i].seq;
-	store_inbox_batch_clear(&pg->batch);
-	/* On a store failure the rows stay and are sent again: harmless. */
-	if ((deleted = store_inbox_confirm(pg->store, seqs, n)) > 0)
-		uplink_delivered(pg->up, (uint64_t)deleted);
+	for (i = 0; i < pg->cur->rows.n && n < UPLINK_PG_BATCH_ROWS; i++)
+		seqs[n++] = pg->cur->rows.rows[i].seq;
+	store_inbox_batch_clear(&pg->cur->rows);
 	pg->failures = 0;
 	uplink_clear_error(pg->up);
 	if (pg->batch_max < UPLINK_PG_BATCH_ROWS)
 		pg->batch_max = pg->batch_max * 2 > UPLINK_PG_BATCH_ROWS ?
 		    UPLINK_PG_BATCH_ROWS : pg->batch_max * 2;
 	pg_set_state(pg, PG_READY);
+	/*
+	 * A batch built ahead goes out first, so the delete overlaps its
+	 * insert; without one, the next batch is read from the oldest
+	 * pending row and must not find these rows again. On a store
+	 * failure the rows stay and are sent again: harmless.
+	 */
+	if (pg->next_ready)
+		pg_pump(pg);
+	if ((deleted = store_inbox_confirm(pg->store, seqs, n)) > 0)
+		uplink_delivered(pg->up, (uint64_t)deleted);
 	pg_pump(pg);
 }
 
@@ -558,18 +578,20 @@ pg_batch_refused(struct pg *pg)
 		    pg->q_error : "COMMIT not confirmed");
 		return;
 	}
-	if (pg->batch.n > 1) {
-		pg->batch_max = pg->batch.n / 2;
+	store_inbox_batch_clear(&pg->next->rows);
+	pg->next_ready = false;
+	if (pg->cur->rows.n > 1) {
+		pg->batch_max = pg->cur->rows.n / 2;
 		log_info("uplink: Postgres refused a batch (%s); retrying "
 		    "%zu rows at a time", pg->q_error, pg->batch_max);
-	} else if (pg->batch.n == 1) {
+	} else if (pg->cur->rows.n == 1) {
 		snprintf(reason, sizeof(reason), "postgres: %.*s",
 		    (int)(sizeof(reason) - 11), pg->q_error);
-		if (store_inbox_dead(pg->store, pg->batch.rows[0].seq, reason,
+		if (store_inbox_dead(pg->store, pg->cur->rows.rows[0].seq, reason,
 		    clock_wall_s()) == 1)
 			uplink_rejected(pg->up, 1);
 	}
-	store_inbox_batch_clear(&pg->batch);
+	store_inbox_batch_clear(&pg->cur->rows);
 	if (PQtransactionStatus(pg->conn) == PQTRANS_INERROR ||
 	    PQtransactionStatus(pg->conn) == PQTRANS_INTRANS) {
 		pg_send(pg, "ROLLBACK", PG_ROLLBACK);
@@ -745,20 +767,20 @@ pg_put_cell(struct buf *q, const struct inbox_row *r, enum pg_col c)
 
 /* Keep the rows whose worst-case statement fits; the rest stay pending. */
 static void
-pg_trim_batch(struct pg *pg)
+pg_trim_batch(struct inbox_batch *b)
 {
 	size_t	i, need = sizeof(pg_stmt_head) + sizeof(pg_stmt_tail) + 256;
 
-	for (i = 0; i < pg->batch.n; i++) {
-		const struct inbox_row *r = &pg->batch.rows[i];
+	for (i = 0; i < b->n; i++) {
+		const struct inbox_row *r = &b->rows[i];
 
 		need += PG_ROW_FIXED_BYTES + PG_ESCAPE_GROWTH * (r->json_len +
 		    (r->relay != NULL ? strlen(r->relay) : 0));
 		if (i > 0 && need > UPLINK_PG_QUERY_MAX_BYTES)
 			break;
 	}
-	while (pg->batch.n > i) {
-		struct inbox_row *r = &pg->batch.rows[--pg->batch.n];
+	while (b->n > i) {
+		struct inbox_row *r = &b->rows[--b->n];
 
 		free(r->json);
 		free(r->relay);
@@ -766,46 +788,79 @@ pg_trim_batch(struct pg *pg)
 }
 
 /*
- * Build the batch statement from pg->batch into pg->q. Rows past what
+ * Build b's statement from its rows. Rows past what
  * fits in UPLINK_PG_QUERY_MAX_BYTES are left out (taken again next
  * time). 0, or -1 when memory ran out.
  */
 static int
-pg_build(struct pg *pg)
+pg_build(const struct pg *pg, struct pg_batch *b)
 {
 	enum pg_col	c;
 	size_t		i;
 	int		rc;
 
-	pg_trim_batch(pg);
-	buf_reset(&pg->q);
-	rc = buf_puts(&pg->q, pg_stmt_head);
-	rc |= buf_printf(&pg->q, "'%s',rc FROM unnest(", pg->box_hex);
+	pg_trim_batch(&b->rows);
+	buf_reset(&b->q);
+	rc = buf_puts(&b->q, pg_stmt_head);
+	rc |= buf_printf(&b->q, "'%s',rc FROM unnest(", pg->box_hex);
 	for (c = 0; c < PG_NCOLS && rc == 0; c++) {
-		rc |= buf_puts(&pg->q, c == 0 ? "E'{" : ",E'{");
-		for (i = 0; i < pg->batch.n && rc == 0; i++) {
+		rc |= buf_puts(&b->q, c == 0 ? "E'{" : ",E'{");
+		for (i = 0; i < b->rows.n && rc == 0; i++) {
 			if (i > 0)
-				rc |= buf_putc(&pg->q, ',');
-			rc |= pg_put_cell(&pg->q, &pg->batch.rows[i], c);
+				rc |= buf_putc(&b->q, ',');
+			rc |= pg_put_cell(&b->q, &b->rows.rows[i], c);
 		}
-		rc |= buf_printf(&pg->q, "}'::%s[]", pg_col_type[c]);
+		rc |= buf_printf(&b->q, "}'::%s[]", pg_col_type[c]);
 	}
-	rc |= buf_puts(&pg->q, pg_stmt_tail);
+	rc |= buf_puts(&b->q, pg_stmt_tail);
 	return rc == 0 ? 0 : -1;
 }
 
-/* Send the next batch if the session is idle and rows are pending. */
+/*
+ * Take and build into b the pending rows after after_seq. 1 ready, 0 no
+ * rows, -1 out of memory or a store error.
+ */
+static int
+pg_prepare(struct pg *pg, struct pg_batch *b, int64_t after_seq)
+{
+	int	n;
+
+	n = store_inbox_take(pg->store, after_seq, pg->batch_max,
+	    UPLINK_PG_BATCH_JSON_BYTES, &b->rows);
+	if (n <= 0)
+		return n;
+	if (pg_build(pg, b) == -1) {
+		store_inbox_batch_clear(&b->rows);
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Send the next batch if the session is idle and rows are pending (the
+ * one built ahead, else a fresh one from the oldest pending row), then
+ * build the one after it while Postgres works.
+ */
 static void
 pg_pump(struct pg *pg)
 {
-	if (pg->state != PG_READY || store_inbox_take(pg->store, 0,
-	    pg->batch_max, UPLINK_PG_BATCH_JSON_BYTES, &pg->batch) <= 0)
+	struct pg_batch	*b;
+	int64_t		 last;
+
+	if (pg->state != PG_READY)
 		return;
-	if (pg_build(pg) == -1) {
-		pg_fail(pg, "building a batch", "out of memory");
+	if (pg->next_ready) {
+		b = pg->cur;
+		pg->cur = pg->next;
+		pg->next = b;
+		pg->next_ready = false;
+	} else if (pg_prepare(pg, pg->cur, 0) <= 0)
 		return;
-	}
-	pg_send(pg, buf_cstr(&pg->q), PG_SENDING);
+	pg_send(pg, buf_cstr(&pg->cur->q), PG_SENDING);
+	if (pg->state != PG_SENDING)
+		return;
+	last = pg->cur->rows.rows[pg->cur->rows.n - 1].seq;
+	pg->next_ready = pg_prepare(pg, pg->next, last) == 1;
 }
 
 static void *
@@ -831,7 +886,10 @@ pg_start(struct uplink *up, const char *url)
 	pg->store = uplink_store(up);
 	pg->fd = -1;
 	pg->batch_max = UPLINK_PG_BATCH_ROWS;
-	buf_init(&pg->q, UPLINK_PG_QUERY_MAX_BYTES);
+	pg->cur = &pg->slot[0];
+	pg->next = &pg->slot[1];
+	buf_init(&pg->slot[0].q, UPLINK_PG_QUERY_MAX_BYTES);
+	buf_init(&pg->slot[1].q, UPLINK_PG_QUERY_MAX_BYTES);
 	if (uplink_key(up) == NULL || hex_encode(uplink_key(up)->pubkey, 32,
 	    pg->box_hex, sizeof(pg->box_hex)) == -1)
 		pg->box_hex[0] = '\0';
@@ -845,8 +903,10 @@ pg_stop(void *arg)
 	struct pg	*pg = arg;
 
 	pg_close(pg);
-	store_inbox_batch_free(&pg->batch);
-	buf_free(&pg->q);
+	store_inbox_batch_free(&pg->slot[0].rows);
+	store_inbox_batch_free(&pg->slot[1].rows);
+	buf_free(&pg->slot[0].q);
+	buf_free(&pg->slot[1].q);
 	PQconninfoFree(pg->opts);
 	free(pg);
 }
