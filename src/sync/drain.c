@@ -415,8 +415,11 @@ page_commit(struct step *s)
 	p->max_limit = relay_max_limit(dr->d, dr->url);
 	drain_page_verdict(p, &v);
 	verdict_log(s, &v);
-	if (p->received + p->newer > dr->largest_page)
-		dr->largest_page = p->received + p->newer;
+	/* Only events inside the filter prove a page size: newer ones may be
+	 * a hostile relay's unrequested extras. A relay ignoring until shows
+	 * its cap on first pages, where every event is inside. */
+	if (p->received > dr->largest_page)
+		dr->largest_page = p->received;
 	if (ingest_tx(dr->d->ing) == -1 ||
 	    store_cursor_page(st, s->pk, dr->url, v.until, p->received,
 	    p->fresh, now) == -1)
