@@ -392,7 +392,8 @@ ws_update_want(struct ws_conn *c)
 	size_t	 q;
 	bool	 was = c->paused;
 
-	if (c->st == NULL || c->ctx == NULL)
+	/* Muted: stays off, or a readable socket would wake every poll. */
+	if (c->st == NULL || c->ctx == NULL || c->freed)
 		return;
 	q = wslay_event_get_queued_msg_length(c->ctx);
 	c->paused = q > c->opts.send_high_water;

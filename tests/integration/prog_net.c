@@ -7,6 +7,7 @@
  * "prog_net mem N [ws]" instead opens N idle wss (or ws) connections and
  * prints the heap bytes they hold (mallinfo2), per connection.
  */
+#include <dirent.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -441,6 +442,95 @@ test_cancel(void)
 	check(!p.done, "cancel: no callback after ws_free");
 }
 
+/* Descriptors this process holds now (/proc/self/fd), -1 without /proc. */
+static int
+fd_count(void)
+{
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;		/* the directory stream's own */
+}
+
+/* Send one message, then mute inside on_open: its echo must not arrive. */
+static void
+script_mute(struct peer *p, const char *m, size_t len)
+{
+	if (p->step++ == 0) {
+		SEND(p, "hello");
+		ws_mute(p->c);
+		return;
+	}
+	check(false, "%s: message after ws_mute", p->name);
+}
+
+/* Run rounds until c reaches state st or ms pass. */
+static bool
+run_to_state(struct ws_conn *c, enum ws_state st, uint64_t ms)
+{
+	uint64_t	 end = loop_now_ms(L) + ms;
+
+	while (ws_state(c) != st && loop_now_ms(L) < end)
+		loop_run_once(L, 20);
+	return ws_state(c) == st;
+}
+
+/*
+ * ws_destroy releases at once: with no loop round after it the process
+ * holds the descriptors it held before ws_connect, and no callback runs
+ * later. Open over TLS, stuck upgrading, and muted inside on_open.
+ */
+static void
+test_destroy(void)
+{
+	struct peer	 tls = { .name = "destroy-open" };
+	struct peer	 hole = { .name = "destroy-upgrading" };
+	struct peer	 mute = { .name = "destroy-muted", .script = script_mute };
+	struct ws_opts	 o = { .dns = D, .ca_file = ca };
+	char		 url[64];
+	int		 before, n;
+
+	if ((before = fd_count()) == -1)
+		return;
+	snprintf(url, sizeof(url), "wss://127.0.0.1:%d/", p_wss);
+	if (peer_start(&tls, url, &o) && run1(&tls.opened, 10000)) {
+		n = fd_count();
+		ws_destroy(tls.c);
+		check(n == before + 1 && fd_count() == before,
+		    "destroy-open: socket closed before returning (%d -> %d -> "
+		    "%d)", before, n, fd_count());
+	} else
+		check(false, "destroy-open: did not open");
+	snprintf(url, sizeof(url), "ws://127.0.0.1:%d/", p_hole);
+	if (peer_start(&hole, url, NULL) &&
+	    run_to_state(hole.c, WS_UPGRADING, 5000)) {
+		ws_destroy(hole.c);
+		check(fd_count() == before, "destroy-upgrading: socket closed "
+		    "before returning (%d, was %d)", fd_count(), before);
+	} else
+		check(false, "destroy-upgrading: never upgrading");
+	snprintf(url, sizeof(url), "ws://127.0.0.1:%d/", p_ws);
+	if (peer_start(&mute, url, NULL) && run1(&mute.opened, 10000)) {
+		for (int i = 0; i < 10; i++)
+			loop_run_once(L, 20);
+		ws_destroy(mute.c);
+		check(fd_count() == before, "destroy-muted: socket closed "
+		    "before returning (%d, was %d)", fd_count(), before);
+	} else
+		check(false, "destroy-muted: did not open");
+	for (int i = 0; i < 10; i++)
+		loop_run_once(L, 20);
+	check(!tls.done && !hole.done && !mute.done && mute.step == 1,
+	    "destroy: no callback after ws_mute or ws_destroy");
+}
+
 /* The connector walks the address list. */
 struct tcp_res {
 	bool	 done;
@@ -634,6 +724,7 @@ all_tests(void)
 	test_backpressure();
 	test_black_hole();
 	test_cancel();
+	test_destroy();
 	test_tcp_fallback();
 	snprintf(u, sizeof(u), "http://127.0.0.1:%d/nip11", p_ws);
 	test_http(u, NULL, 200, nip11, NULL);

@@ -126,10 +126,8 @@ pool_start(struct pool_opts *o)
 static void
 pool_stop(void)
 {
-	pool_free(P);
+	pool_free(P);		/* synchronous: no round needed after it */
 	P = NULL;
-	(void)loop_run_once(L, 0);
-	(void)loop_run_once(L, 0);
 }
 
 static bool
