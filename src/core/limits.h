@@ -47,6 +47,7 @@
 #define STORE_MAX_STMTS			256		/* prepared statements kept open */
 #define STORE_WAL_LIMIT_BYTES		(4 * 1024 * 1024) /* WAL file kept after a checkpoint, bytes */
 #define STORE_MAX_PATH			4096		/* bytes of DIR/cachebox.db */
+#define STORE_MAX_TX_DEPTH		16		/* nested transaction levels (savepoints) */
 
 /* Loop. */
 #define LOOP_MAX_FDS			1024		/* watched descriptors */

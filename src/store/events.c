@@ -1,13 +1,15 @@
 /*
  * events.c — rows of the `events` table, their inbox rows, the totals in
- * `event_totals` (kept by the triggers of migration 002), `relay_newest`,
- * and retention. Every statement is prepared once through store_stmt().
+ * `event_totals` (inserts counted here through store_totals_add, deletes
+ * by the trigger of migration 003), `relay_newest`, and retention. Every
+ * statement is prepared once through store_stmt().
  *
  * It never rewrites an event row, never deletes an event that the inbox
  * still holds (the inbox's foreign key would refuse it anyway) or a
  * follow list or profile (kinds 0, 3, 10002), and never runs a query
  * whose cost grows with the table without a LIMIT on the hot path.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,15 +63,16 @@ events_enqueue(struct store *st, const uint8_t id[32], int64_t now_s)
 	return events_step_done(st, stmt, "enqueue");
 }
 
-int
-store_event_insert(struct store *st, const struct store_event_row *row,
+/* Insert row (no transaction handling). 1, 0 (id already there) or -1. */
+static int
+events_insert(struct store *st, const struct store_event_row *row,
     bool enqueue)
 {
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
 	stmt = store_stmt(st, "INSERT INTO events (id, pubkey, kind, "
-	    "created_at, json, source, first_relay, received_at) VALUES "
+	    "created_at, source, first_relay, received_at, json) VALUES "
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING");
 	if (stmt == NULL)
 		return -1;
@@ -81,16 +84,16 @@ store_event_insert(struct store *st, const struct store_event_row *row,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(stmt, 4, row->created_at);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(stmt, 5, row->json, (int)row->json_len,
+		rc = sqlite3_bind_text(stmt, 5, row->source, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = row->first_relay == NULL ? sqlite3_bind_null(stmt, 6) :
+		    sqlite3_bind_text(stmt, 6, row->first_relay, -1,
 		    SQLITE_STATIC);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(stmt, 6, row->source, -1, SQLITE_STATIC);
+		rc = sqlite3_bind_int64(stmt, 7, row->received_at);
 	if (rc == SQLITE_OK)
-		rc = row->first_relay == NULL ? sqlite3_bind_null(stmt, 7) :
-		    sqlite3_bind_text(stmt, 7, row->first_relay, -1,
+		rc = sqlite3_bind_text(stmt, 8, row->json, (int)row->json_len,
 		    SQLITE_STATIC);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(stmt, 8, row->received_at);
 	if (rc != SQLITE_OK) {
 		events_bind_fail(st, stmt, "insert");
 		return -1;
@@ -99,9 +102,30 @@ store_event_insert(struct store *st, const struct store_event_row *row,
 		return -1;
 	if (sqlite3_changes(store_db(st)) == 0)
 		return 0;
-	if (enqueue && events_enqueue(st, row->id, row->received_at) == -1)
+	if (store_totals_add(st, 1, (int64_t)row->json_len) == -1 ||
+	    (enqueue && events_enqueue(st, row->id, row->received_at) == -1))
 		return -1;
 	return 1;
+}
+
+int
+store_event_insert(struct store *st, const struct store_event_row *row,
+    bool enqueue)
+{
+	int	rc;
+
+	if (row->json_len > INT_MAX)
+		return -1;
+	if (store_tx_depth(st) > 0)
+		return events_insert(st, row, enqueue);
+	/* The totals are written at a commit: give the row one. */
+	if (store_begin(st) == -1)
+		return -1;
+	if ((rc = events_insert(st, row, enqueue)) == -1) {
+		store_rollback(st);
+		return -1;
+	}
+	return store_commit(st) == -1 ? -1 : rc;
 }
 
 int
@@ -133,15 +157,16 @@ store_events_totals(struct store *st, int64_t *count, int64_t *bytes)
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
-	*count = *bytes = 0;
+	/* What this connection's open transaction added, then the row. */
+	store_totals_pending(st, count, bytes);
 	stmt = store_stmt(st, "SELECT count, bytes FROM event_totals "
 	    "WHERE id = 1");
 	if (stmt == NULL)
 		return -1;
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW) {
-		*count = sqlite3_column_int64(stmt, 0);
-		*bytes = sqlite3_column_int64(stmt, 1);
+		*count += sqlite3_column_int64(stmt, 0);
+		*bytes += sqlite3_column_int64(stmt, 1);
 	}
 	store_stmt_done(stmt);
 	if (rc != SQLITE_ROW) {

@@ -1,14 +1,18 @@
 /*
  * events.h — the `events` table family: the cache itself, its maintained
- * counters (rows and bytes of JSON, kept in `event_totals` by triggers so
- * the status never runs count(*)), the per-relay newest live event (the live
- * planner's `since` after a restart), replaceable-event lookups for the
- * follow graph, bounded local queries, and retention.
+ * counters (rows and bytes of JSON in `event_totals`, so the status never
+ * runs count(*): inserts are counted here and written once per
+ * transaction by the store, deletes by a trigger), the per-relay newest
+ * live event (the live planner's `since` after a restart),
+ * replaceable-event lookups for the follow graph, bounded local queries,
+ * and retention.
  *
- * A row is written once and never changed. Only what ingest verified is
- * stored, in the canonical form event_to_json writes. Nothing here opens
- * a transaction on its own except store_events_evict (which nests inside
- * one if the caller has it open): callers batch inserts in theirs.
+ * A row is written once and never changed, and enters the table only
+ * through store_event_insert (which counts it). Only what ingest verified
+ * is stored, in the canonical form event_to_json writes. Nothing here
+ * opens a transaction on its own except store_events_evict (which nests
+ * inside one if the caller has it open) and an insert called outside any
+ * transaction: callers batch inserts in theirs.
  */
 #ifndef CACHEBOX_STORE_EVENTS_H
 #define CACHEBOX_STORE_EVENTS_H
@@ -39,7 +43,8 @@ struct store_event_row {
  * Insert row; with enqueue also an inbox row (pending, enqueued_at =
  * received_at) for the uplink. 1 when inserted, 0 when the id was there
  * already (nothing written), -1 (logged) on a SQLite error. Call inside
- * the caller's transaction.
+ * the caller's transaction (outside one it opens and commits its own).
+ * The row is added to the totals the transaction writes when it commits.
  */
 int	store_event_insert(struct store *, const struct store_event_row *,
 	    bool enqueue);
@@ -48,7 +53,8 @@ int	store_event_insert(struct store *, const struct store_event_row *,
 int	store_event_exists(struct store *, const uint8_t id[32]);
 
 /*
- * The maintained totals: rows in events and bytes of their JSON. 0, or -1
+ * The maintained totals: rows in events and bytes of their JSON, as this
+ * connection sees them (with what its open transaction added). 0, or -1
  * (logged). Constant time (one row of event_totals).
  */
 int	store_events_totals(struct store *, int64_t *count, int64_t *bytes);

@@ -43,6 +43,9 @@ struct store {
 	sqlite3			*db;
 	char			 path[STORE_MAX_PATH];
 	int			 depth;		/* transaction nesting */
+	/* event_totals changes not yet written, per transaction level */
+	int64_t			 tot_count[STORE_MAX_TX_DEPTH];
+	int64_t			 tot_bytes[STORE_MAX_TX_DEPTH];
 	size_t			 nstmts;
 	struct store_stmt_slot	 slots[STORE_STMT_SLOTS];
 };
@@ -320,6 +323,33 @@ store_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
 	    errlen);
 }
 
+/*
+ * A migration may rebuild a table that others reference (SQLite cannot
+ * alter a constraint in place), which only works with foreign keys off;
+ * so they are off while migrations run, and each migration must leave
+ * PRAGMA foreign_key_check empty before it may commit. 0, or -1 with err.
+ */
+static int
+store_fk_check(sqlite3 *db, const char *what, char *err, size_t errlen)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &stmt,
+	    NULL) != SQLITE_OK) {
+		store_errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+		return -1;
+	}
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		store_errf(err, errlen, "%s: leaves a row of %s without the "
+		    "row it references", what, sqlite3_column_text(stmt, 0));
+	else if (rc != SQLITE_DONE)
+		store_errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* Apply migration f as version v in one transaction; rolled back on error. */
 static int
 store_migrate_one(sqlite3 *db, const struct embed_file *f, int v, char *err,
@@ -333,6 +363,7 @@ store_migrate_one(sqlite3 *db, const struct embed_file *f, int v, char *err,
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d; "
 	    "PRAGMA application_id = %d;", v, STORE_APPLICATION_ID);
 	if (store_exec_err(db, (const char *)f->data, what, err, errlen) == -1 ||
+	    store_fk_check(db, what, err, errlen) == -1 ||
 	    store_exec_err(db, sql, what, err, errlen) == -1 ||
 	    store_exec_err(db, "COMMIT", what, err, errlen) == -1) {
 		if (!sqlite3_get_autocommit(db))
@@ -348,16 +379,20 @@ static int
 store_migrate(sqlite3 *db, int from, char *err, size_t errlen)
 {
 	const struct embed_file	*f;
-	int			 v = 0;
+	int			 v = 0, rc = 0;
 
-	for (f = store_migration_files; f->name != NULL; f++) {
+	if (store_exec_err(db, "PRAGMA foreign_keys = OFF", "migrations",
+	    err, errlen) == -1)
+		return -1;
+	for (f = store_migration_files; f->name != NULL && rc == 0; f++) {
 		v++;
-		if (v <= from)
-			continue;
-		if (store_migrate_one(db, f, v, err, errlen) == -1)
-			return -1;
+		if (v > from)
+			rc = store_migrate_one(db, f, v, err, errlen);
 	}
-	return 0;
+	if (store_exec_err(db, "PRAGMA foreign_keys = ON", "migrations",
+	    rc == 0 ? err : NULL, errlen) == -1)
+		rc = -1;
+	return rc;
 }
 
 /* Close a connection we refuse, without checkpointing into the file. */
@@ -517,13 +552,53 @@ store_begin(struct store *st)
 {
 	char	sql[32];
 
+	if (st->depth == STORE_MAX_TX_DEPTH) {
+		log_warnx("store: transactions nested over %d levels",
+		    STORE_MAX_TX_DEPTH);
+		return -1;
+	}
 	if (st->depth == 0)
 		snprintf(sql, sizeof(sql), "BEGIN IMMEDIATE");
 	else
 		snprintf(sql, sizeof(sql), "SAVEPOINT sp%d", st->depth);
 	if (store_exec(st, sql) == -1)
 		return -1;
+	st->tot_count[st->depth] = st->tot_bytes[st->depth] = 0;
 	st->depth++;
+	return 0;
+}
+
+/*
+ * Write the event_totals changes of the outermost level into the
+ * transaction, just before its COMMIT. Nothing is written when SQLite has
+ * already rolled the transaction back (the COMMIT then fails): outside a
+ * transaction the UPDATE would count rows that are gone. 0 or -1.
+ */
+static int
+store_totals_write(struct store *st)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if (st->tot_count[0] == 0 && st->tot_bytes[0] == 0)
+		return 0;
+	if (sqlite3_get_autocommit(st->db))
+		return 0;
+	stmt = store_stmt(st, "UPDATE event_totals SET count = count + ?1, "
+	    "bytes = bytes + ?2 WHERE id = 1");
+	if (stmt == NULL)
+		return -1;
+	rc = sqlite3_bind_int64(stmt, 1, st->tot_count[0]);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(stmt, 2, st->tot_bytes[0]);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(stmt);
+	store_stmt_done(stmt);
+	if (rc != SQLITE_DONE || sqlite3_changes(st->db) != 1) {
+		log_warnx("store: event totals: %s", rc != SQLITE_DONE ?
+		    sqlite3_errmsg(st->db) : "no row in event_totals");
+		return -1;
+	}
 	return 0;
 }
 
@@ -540,9 +615,16 @@ store_commit(struct store *st)
 	st->depth--;
 	if (st->depth > 0) {
 		snprintf(sql, sizeof(sql), "RELEASE sp%d", st->depth);
-		return store_exec(st, sql);
+		rc = store_exec(st, sql);
+		/* The level's changes now belong to the one around it. */
+		st->tot_count[st->depth - 1] += st->tot_count[st->depth];
+		st->tot_bytes[st->depth - 1] += st->tot_bytes[st->depth];
+		return rc;
 	}
-	rc = store_exec(st, "COMMIT");
+	rc = store_totals_write(st);
+	st->tot_count[0] = st->tot_bytes[0] = 0;
+	if (rc == 0)
+		rc = store_exec(st, "COMMIT");
 	if (rc == -1 && !sqlite3_get_autocommit(st->db))
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
@@ -558,6 +640,7 @@ store_rollback(struct store *st)
 		return -1;
 	}
 	st->depth--;
+	st->tot_count[st->depth] = st->tot_bytes[st->depth] = 0;
 	/* SQLite may already have rolled everything back (IOERR, FULL). */
 	if (sqlite3_get_autocommit(st->db))
 		return 0;
@@ -566,6 +649,30 @@ store_rollback(struct store *st)
 	snprintf(sql, sizeof(sql), "ROLLBACK TO sp%d; RELEASE sp%d",
 	    st->depth, st->depth);
 	return store_exec(st, sql);
+}
+
+int
+store_totals_add(struct store *st, int64_t count, int64_t bytes)
+{
+	if (st->depth == 0) {
+		log_warnx("store: event totals changed outside a transaction");
+		return -1;
+	}
+	st->tot_count[st->depth - 1] += count;
+	st->tot_bytes[st->depth - 1] += bytes;
+	return 0;
+}
+
+void
+store_totals_pending(const struct store *st, int64_t *count, int64_t *bytes)
+{
+	int	i;
+
+	*count = *bytes = 0;
+	for (i = 0; i < st->depth; i++) {
+		*count += st->tot_count[i];
+		*bytes += st->tot_bytes[i];
+	}
 }
 
 /* FNV-1a over the SQL text. */

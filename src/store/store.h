@@ -59,18 +59,34 @@ int		 store_schema_version(struct store *);
 int		 store_schema_latest(void);
 
 /*
- * Transactions nest. The outermost store_begin runs BEGIN IMMEDIATE (the
- * write lock is taken up front, so a later write cannot fail with BUSY
- * half-way); inner ones set a savepoint. store_commit and store_rollback
- * end the innermost level: rollback of an inner level undoes only that
- * level. Each returns 0, or -1 (logged) on a SQLite error; a failed commit
- * of the outermost level rolls the whole transaction back.
+ * Transactions nest, at most STORE_MAX_TX_DEPTH levels. The outermost
+ * store_begin runs BEGIN IMMEDIATE (the write lock is taken up front, so
+ * a later write cannot fail with BUSY half-way); inner ones set a
+ * savepoint. store_commit and store_rollback end the innermost level:
+ * rollback of an inner level undoes only that level. Each returns 0, or
+ * -1 (logged) on a SQLite error; a failed commit of the outermost level
+ * rolls the whole transaction back.
  */
 int		 store_begin(struct store *);
 int		 store_commit(struct store *);
 int		 store_rollback(struct store *);
 /* Nesting depth: 0 outside any transaction. */
 int		 store_tx_depth(const struct store *);
+
+/*
+ * The totals of the events table (rows, bytes of JSON) are kept by the
+ * store rather than by triggers (a trigger per row cost as much as the
+ * rest of the insert). store_totals_add notes a change made by the open
+ * transaction at its current level: a released savepoint passes it to the
+ * level around it, a rolled-back level drops it, and the outermost commit
+ * writes the sum into event_totals with one UPDATE inside the same
+ * transaction, so the totals commit or vanish with the rows. 0, or -1
+ * (logged) outside a transaction. Only src/store/events.c calls it.
+ */
+int		 store_totals_add(struct store *, int64_t count, int64_t bytes);
+/* The changes noted by every open level and not yet written. */
+void		 store_totals_pending(const struct store *, int64_t *count,
+		    int64_t *bytes);
 
 /*
  * A prepared statement for sql, compiled once and kept open until

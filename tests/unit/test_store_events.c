@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/embed.h"
 #include "core/hex.h"
 #include "core/limits.h"
 #include "nostr/event.h"
@@ -160,6 +161,44 @@ test_insert_dedup_totals(void **state)
 	assert_int_equal(store_exec(fx->st, "DELETE FROM events WHERE "
 	    "kind = 1 AND created_at = 100"), 0);
 	assert_totals(fx, 1, 2);
+}
+
+static void
+test_totals_follow_transactions(void **state)
+{
+	struct fixture	*fx = *state;
+
+	/* Inside a transaction the totals include what it added. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(put(fx, 1, 0xaa, 1, 100, "{\"n\":1}", false), 1);
+	assert_totals(fx, 1, 7);
+	/* A savepoint that rolls back takes its rows and its share. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(put(fx, 2, 0xaa, 1, 101, "{\"n\":22}", false), 1);
+	assert_totals(fx, 2, 15);
+	assert_int_equal(store_rollback(fx->st), 0);
+	assert_totals(fx, 1, 7);
+	/* One that is released hands its share to the level around it. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(put(fx, 3, 0xaa, 1, 102, "{\"n\":333}", false), 1);
+	assert_int_equal(store_commit(fx->st), 0);
+	assert_int_equal(store_commit(fx->st), 0);
+	assert_totals(fx, 2, 16);
+	assert_int_equal(query_int(fx, "SELECT count FROM event_totals"), 2);
+	assert_int_equal(query_int(fx, "SELECT bytes FROM event_totals"), 16);
+	/* A rolled-back transaction leaves the row as it was. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(put(fx, 4, 0xaa, 1, 103, "{}", false), 1);
+	assert_int_equal(store_rollback(fx->st), 0);
+	assert_totals(fx, 2, 16);
+	assert_false(has(fx, 4));
+	/* Outside a transaction an insert commits its own. */
+	assert_int_equal(put(fx, 5, 0xaa, 1, 104, "{}", false), 1);
+	assert_int_equal(query_int(fx, "SELECT count FROM event_totals"), 3);
+	assert_int_equal(query_int(fx, "SELECT count(*) FROM events"), 3);
+	assert_int_equal(query_int(fx, "SELECT sum(length(CAST(json AS BLOB))) "
+	    "FROM events"), 18);
+	assert_int_equal(store_totals_add(fx->st, 1, 1), -1);
 }
 
 /* A signed kind 3 of key at time at with content c; its id out. */
@@ -407,10 +446,89 @@ test_evict_bounded_resume(void **state)
 	assert_totals(fx, STORE_EVICT_SCAN_ROWS, STORE_EVICT_SCAN_ROWS);
 }
 
+/* 62 hex zeros: an id blob is x'NN' Z62. */
+#define Z62	"00000000000000000000000000000000000000000000000000000000000000"
+
+/* Run sql on a raw connection; it must succeed. */
+static void
+raw_exec(sqlite3 *db, const char *sql)
+{
+	char	*msg = NULL;
+	int	 rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+
+	if (rc != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg != NULL ? msg : "?");
+}
+
+/*
+ * A store written by a binary that stopped at migration 002 (events,
+ * totals kept by triggers, a queued event) is rebuilt by 003 with every
+ * row, rowid, total and inbox reference intact, and keeps working.
+ */
+static void
+test_migration_003_keeps_rows(void **state)
+{
+	struct fixture	 fx;
+	char		 path[128], err[256], sql[128];
+	sqlite3		*db;
+
+	(void)state;
+	snprintf(fx.dir, sizeof(fx.dir), "/tmp/test_store_events.XXXXXX");
+	assert_non_null(mkdtemp(fx.dir));
+	snprintf(path, sizeof(path), "%s/" STORE_DB_NAME, fx.dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	raw_exec(db, "PRAGMA foreign_keys = ON");
+	raw_exec(db, (const char *)store_migration_files[0].data);
+	raw_exec(db, (const char *)store_migration_files[1].data);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = 2; "
+	    "PRAGMA application_id = %d", STORE_APPLICATION_ID);
+	raw_exec(db, sql);
+	raw_exec(db, "INSERT INTO events (rowid, id, pubkey, kind, created_at, "
+	    "json, source, first_relay, received_at) VALUES "
+	    "(7, zeroblob(32), zeroblob(32), 3, 100, '{\"a\":\"\xc3\xa9\"}', "
+	    "'live', 'wss://a.example', 1), (9, x'01" Z62 "', "
+	    "zeroblob(32), 1, 101, '{}', 'job', NULL, 2)");
+	raw_exec(db, "INSERT INTO inbox (event_id, enqueued_at) VALUES "
+	    "(zeroblob(32), 5)");
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+	assert_int_equal(store_open(&fx.st, fx.dir, err, sizeof(err)), 0);
+	assert_int_equal(store_schema_version(fx.st), 3);
+	assert_totals(&fx, 2, 10 + 2);
+	assert_int_equal(query_int(&fx, "SELECT group_concat(rowid || ':' || "
+	    "kind || ':' || source, ',') = '7:3:live,9:1:job' FROM events"), 1);
+	assert_int_equal(query_int(&fx, "SELECT count(*) FROM inbox i JOIN "
+	    "events e ON e.id = i.event_id WHERE e.first_relay = "
+	    "'wss://a.example'"), 1);
+	/* json is the last column; the insert trigger is gone. */
+	assert_int_equal(query_int(&fx, "SELECT cid FROM pragma_table_info("
+	    "'events') WHERE name = 'json'"), 7);
+	assert_int_equal(query_int(&fx, "SELECT count(*) FROM sqlite_schema "
+	    "WHERE type = 'trigger' AND tbl_name = 'events'"), 1);
+	assert_int_equal(query_int(&fx, "PRAGMA foreign_keys"), 1);
+	/* The inbox still refuses an id that is not stored... */
+	assert_int_equal(store_exec(fx.st, "INSERT INTO inbox (event_id, "
+	    "enqueued_at) VALUES (x'02" Z62 "', 5)"), -1);
+	/* ... and the rules on source survived the new spelling. */
+	assert_int_equal(store_exec(fx.st, "INSERT INTO events (id, pubkey, "
+	    "kind, created_at, source, received_at, json) VALUES "
+	    "(x'03" Z62 "', zeroblob(32), 1, 1, 'elsewhere', 1, "
+	    "'{}')"), -1);
+	assert_int_equal(put(&fx, 4, 0xaa, 1, 102, "{\"b\":1}", true), 1);
+	assert_totals(&fx, 3, 12 + 7);
+	assert_int_equal(store_exec(fx.st, "DELETE FROM events WHERE "
+	    "rowid = 9"), 0);
+	assert_totals(&fx, 2, 10 + 7);
+	store_close(fx.st);
+	nftw(fx.dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_totals_follow_transactions,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_dedup_totals, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_newest_replaceable, setup,
@@ -422,6 +540,7 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_bounded_resume, setup,
 		    teardown),
+		cmocka_unit_test(test_migration_003_keeps_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
