@@ -37,12 +37,10 @@ test-deps: test-pkgs tests/node_modules/.installed
 test-pkgs:
 	toolchain/install-deps.sh test
 
-# npm ci wipes and reinstalls; do it only when the pinned set changed.
-# better-sqlite3 (the interop relay's store) is compiled by node-gyp: point it
-# at the installed Node headers so nothing is downloaded (several minutes).
-NODEDIR ?= $(if $(wildcard /usr/include/node/common.gypi),/usr)
+# The Node test peers (pinned by tests/package-lock.json); a finished install
+# is cached outside the tree by the lock file's hash (tests/install-peers.sh).
 tests/node_modules/.installed: tests/package.json tests/package-lock.json | test-pkgs
-	cd tests && $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR)) npm ci --no-audit --no-fund
+	tests/install-peers.sh
 	touch $@
 
 run: all
