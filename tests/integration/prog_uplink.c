@@ -5,12 +5,13 @@
  * same database open (SQLite WAL; each batch is one short transaction),
  * which is how a test keeps "ingest going on" during an outage.
  *
- *   prog_uplink fill DIR COUNT [BATCH [SLEEP_MS [SEED [KIND]]]]
+ *   prog_uplink fill DIR COUNT [BATCH [SLEEP_MS [SEED [KIND [QUEUE]]]]]
  *
  * COUNT new kind-KIND (default 1) events by four authors, created_at
  * going back one second per event from an hour ago, committed BATCH at a
  * time (default 500) with SLEEP_MS between batches (default 0). SEED
- * (default 1) makes the content, so another seed gives other ids. Prints
+ * (default 1) makes the content, so another seed gives other ids. QUEUE 0
+ * stores without inbox rows, as a box without an uplink does. Prints
  * "stored N" and exits 0 when every event was new.
  */
 #include <stdio.h>
@@ -76,7 +77,7 @@ make_event(const struct nostr_key *k, long seed, long n, uint32_t kind,
 
 static int
 fill(const char *dir, long count, long batch, long pause, long seed,
-    uint32_t kind)
+    uint32_t kind, bool queue)
 {
 	struct nostr_key	 keys[AUTHORS];
 	struct store		*st;
@@ -95,7 +96,7 @@ fill(const char *dir, long count, long batch, long pause, long seed,
 		store_close(st);
 		return 1;
 	}
-	ingest_configure(ing, EVENT_MAX_BYTES_CEILING, true);
+	ingest_configure(ing, EVENT_MAX_BYTES_CEILING, queue);
 	buf_init(&json, EVENT_MAX_BYTES_CEILING);
 	for (i = 0; i < count; i++) {
 		if (make_event(&keys[i % AUTHORS], seed, i, kind, base - i,
@@ -128,11 +129,12 @@ main(int argc, char **argv)
 		long	pause = argc > 5 ? atol(argv[5]) : 0;
 		long	seed = argc > 6 ? atol(argv[6]) : 1;
 		long	kind = argc > 7 ? atol(argv[7]) : 1;
+		bool	queue = argc > 8 ? atol(argv[8]) != 0 : true;
 
 		return fill(argv[2], atol(argv[3]), batch > 0 ? batch : 500,
-		    pause, seed, (uint32_t)kind);
+		    pause, seed, (uint32_t)kind, queue);
 	}
 	fprintf(stderr, "usage: prog_uplink fill DIR COUNT [BATCH [SLEEP_MS "
-	    "[SEED [KIND]]]]\n");
+	    "[SEED [KIND [QUEUE]]]]]\n");
 	return 2;
 }

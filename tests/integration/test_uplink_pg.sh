@@ -38,6 +38,7 @@ pg_count() { pg_sql "SELECT count(*) FROM caching_event_inbox"; }
 pg_has_rows() { [ "$(pg_count)" -gt 0 ]; }
 status() { cboxctl -d "$1" status --json >"$T/st.json" && json_get "$T/st.json" "$2"; }
 pending_is() { [ "$(status "$1" inbox.pending)" = "$2" ]; }
+forwarded_is() { [ "$(status "$1" inbox.forwarded)" = "$2" ]; }
 error_has() { status "$1" uplink.last_error | grep -qi -- "$2"; }
 # exactly_once DIR: Postgres holds each stored event once, and nothing else.
 exactly_once() {
@@ -75,6 +76,25 @@ start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL" \
 	--set uplink.pg.create_schema=true
 check "restart: new events delivered" wait_for 60 pending_is "$D" 0
 check "restart: still exactly once (3200)" exactly_once "$D"
+stop_daemon
+
+# --- 1b. a box that cached without an uplink: the whole store is queued ------
+pg_sql "TRUNCATE caching_event_inbox"
+D=$T/late
+fill "$D" 12000 4000 0 7 1 0
+start_daemon -d "$D" "${BASE[@]}"
+check "no uplink: nothing queued" wait_for 10 pending_is "$D" 0
+check "no uplink: idle" test "$(status "$D" idle)" = true
+cboxctl -d "$D" config set uplink.url "$PG_URL" >/dev/null
+check "uplink set later: the whole store is delivered" wait_for 60 forwarded_is "$D" 12000
+check "uplink set later: exactly once" exactly_once "$D"
+check "uplink set later: queued in chunks" grep -q "every stored event is queued" "$T/d.log"
+stop_daemon
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
+check "same target after restart: nothing queued again" wait_for 10 test -S "$D/cacheboxd.sock"
+sleep 1
+check "same target after restart: still 12000 forwarded, 0 pending" \
+	test "$(status "$D" inbox.forwarded)/$(status "$D" inbox.pending)" = 12000/0
 stop_daemon
 
 # --- 2. wrong password, unreachable host: visible, nothing lost ------------
