@@ -49,15 +49,25 @@ PY
 }
 
 fill() { mkdir -p -m 700 "$1"; "$FILL" fill "$1" "$2" 5000 0 "$3" >/dev/null; }
+# run_daemon LOG ARGS...: run cacheboxd to idle; its CPU seconds (user+sys)
+# go to LOG.cpu.
+run_daemon() {
+	local log=$1 TIMEFORMAT='%U %S'; shift
+	{ time "$CACHEBOXD" "$@" >"$log" 2>&1; } 2>"$log.time"
+	awk '{ print $1 + $2 }' "$log.time" >"$log.cpu"
+}
+# cpu LOG N: cacheboxd's own CPU per event.
+cpu() { awk -v n="$2" '{ printf "  cacheboxd CPU: %.1f s, %.0f us/event\n", $1, $1 * 1e6 / n }' "$1.cpu"; }
 
-echo "machine: $(nproc) cores, $(uname -m); cacheboxd $("$CACHEBOXD" --version)"
+echo "machine: $(nproc) cores, $(uname -m), load average $(cut -d' ' -f1-3 /proc/loadavg); $("$CACHEBOXD" --version)"
 if pg_available && pg_init; then
 	fill "$T/pg" "$PG_N" 21
-	"$CACHEBOXD" -d "$T/pg" "${BASE[@]}" --set "uplink.url=$PG_URL" \
-		--set uplink.pg.create_schema=true >"$T/pg.log" 2>&1
+	run_daemon "$T/pg.log" -d "$T/pg" "${BASE[@]}" --set "uplink.url=$PG_URL" \
+		--set uplink.pg.create_schema=true
 	got=$(pg_sql "SELECT count(*) FROM caching_event_inbox")
 	printf 'postgres (loopback, fsync on):  '
 	rate "$T/pg.log" 'caching_event_inbox schema applied' "$got"
+	cpu "$T/pg.log" "$got"
 else
 	echo "postgres: server binaries not available, skipped"
 fi
@@ -68,10 +78,10 @@ if [ -e "$SRC/tests/node_modules/better-sqlite3/build/Release/better_sqlite3.nod
 	wait_for 30 grep -q '"ready"' "$T/npm.ready"
 	url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$T/npm.ready")
 	fill "$T/ws" "$RELAY_N" 22
-	"$CACHEBOXD" -d "$T/ws" "${BASE[@]}" --set "uplink.url=$url" \
-		>"$T/ws.log" 2>&1
+	run_daemon "$T/ws.log" -d "$T/ws" "${BASE[@]}" --set "uplink.url=$url"
 	printf 'npm relay (@nostr-relay/core): '
 	rate "$T/ws.log" "relay $url: .* -> open" "$RELAY_N"
+	cpu "$T/ws.log" "$RELAY_N"
 else
 	echo "npm relay: run npm ci in tests/ first; skipped"
 fi
