@@ -42,6 +42,9 @@ static struct nostr_key	 key;
 static struct buf	 scratch;
 static int		 failures;
 
+static void	check(bool, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
 static void
 check(bool ok, const char *fmt, ...)
 {

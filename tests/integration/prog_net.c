@@ -34,6 +34,9 @@ static const char	*ca;
 static int		 p_ws, p_ws6, p_wss, p_wrong, p_rogue, p_hole;
 static int		 failures, seq;
 
+static void	check(bool, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
 static void
 check(bool ok, const char *fmt, ...)
 {

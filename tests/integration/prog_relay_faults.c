@@ -79,6 +79,9 @@ static pid_t		 frozen_pid;
 static unsigned		 eose_seq;
 static int		 failures;
 
+static void	check(bool, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
 static void
 check(bool ok, const char *fmt, ...)
 {
