@@ -128,6 +128,8 @@
 /* Ingest and the store's table families (src/sync/ingest.c, src/store). */
 #define INGEST_RECENT_IDS		4096		/* ids remembered in memory for dedup (power of two) */
 #define INGEST_MAX_BATCH_EVENTS		5000		/* events in one batch transaction before it commits early */
+#define INGEST_COMMIT_MIN_MS		250		/* a batch younger than this waits for later rounds (SD wear), ms */
+#define INGEST_COMMIT_EVENTS		2000		/* ...unless it holds this many events */
 #define INGEST_NEWEST_RELAYS		64		/* relays whose newest live event one batch tracks */
 #define STORE_QUERY_MAX_ROWS		10000		/* rows one local query examines */
 #define STORE_QUERY_MAX_LIST		1000		/* ids, authors or kinds bound into one local query */

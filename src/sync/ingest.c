@@ -12,9 +12,10 @@
  * id is hashed while the JSON to store is written (one serialization), so
  * what is stored is exactly the canonical form whose hash was checked.
  *
- * It owns the batch transaction: opened at the first insert of a round,
- * committed by a loop hook at the top of the next round (or by
- * ingest_flush, or early when the batch is large). It never opens a
+ * It owns the batch transaction: opened at the first insert, committed
+ * by a loop hook at the top of a round once old or large enough, by the
+ * deadline armed at the open, by ingest_flush, or early when the batch is
+ * large. It never opens a
  * transaction of its own while someone else's is open (its writes then
  * join that one) and never commits a level it did not open. It never logs
  * a peer's bad input without a rate limit.
@@ -51,6 +52,10 @@ struct ingest {
 	bool			 queue;
 	bool			 tx_open;	/* we opened the outermost level */
 	size_t			 batch_events;
+	uint64_t		 batch_opened_ms;	/* monotonic, at the open */
+	uint64_t		 commit_timer;	/* wakes an idle loop; 0: none */
+	uint64_t		 commit_min_ms;	/* INGEST_COMMIT_MIN_MS */
+	size_t			 commit_events;	/* INGEST_COMMIT_EVENTS */
 	struct buf		 json;		/* canonical event JSON to store */
 	uint8_t			 (*recent)[32];	/* ids known stored */
 	uint8_t			 *recent_used;
@@ -124,13 +129,46 @@ recent_clear(struct ingest *ing)
 	memset(ing->recent_used, 0, INGEST_RECENT_IDS);
 }
 
+/*
+ * Top of a round: commit a batch that is old enough or large enough. A
+ * younger, smaller one keeps collecting the next rounds' events, so a
+ * steady stream costs a few commits a second instead of one per round
+ * (each commit rewrites the index pages it touched: measured 4.6 MB per
+ * 1,000 events written with batches of 500, 3.6 MB with 2,000).
+ */
 static void
 ingest_hook(struct loop *loop, void *arg)
 {
 	struct ingest	*ing = arg;
 
+	if (ing->tx_open && (ing->batch_events >= ing->commit_events ||
+	    loop_now_ms(loop) - ing->batch_opened_ms >= ing->commit_min_ms))
+		ingest_flush(ing);
+}
+
+/*
+ * The deadline armed when a batch opens: a loop with nothing else to do
+ * would otherwise sleep in poll with the batch open. So a batch is never
+ * older than INGEST_COMMIT_MIN_MS plus one round when it commits.
+ */
+static void
+ingest_commit_due(struct loop *loop, void *arg)
+{
+	struct ingest	*ing = arg;
+
+	(void)loop;
+	ing->commit_timer = 0;
 	if (ing->tx_open)
 		ingest_flush(ing);
+}
+
+/* Arm the commit deadline of the open batch (no loop: nothing to arm). */
+static void
+ingest_arm(struct ingest *ing)
+{
+	if (ing->loop != NULL && ing->commit_timer == 0)
+		ing->commit_timer = loop_timer_add(ing->loop,
+		    ing->commit_min_ms, ingest_commit_due, ing);
 }
 
 struct ingest *
@@ -143,6 +181,8 @@ ingest_new(struct loop *loop, struct store *st)
 	ing->loop = loop;
 	ing->store = st;
 	ing->max_event_bytes = EVENT_MAX_BYTES_CEILING;
+	ing->commit_min_ms = INGEST_COMMIT_MIN_MS;
+	ing->commit_events = INGEST_COMMIT_EVENTS;
 	buf_init(&ing->json, EVENT_SERIAL_MAX_BYTES);
 	ing->recent = calloc(INGEST_RECENT_IDS, sizeof(*ing->recent));
 	ing->recent_used = calloc(INGEST_RECENT_IDS, 1);
@@ -163,8 +203,10 @@ ingest_free(struct ingest *ing)
 		return;
 	if (ing->tx_open)
 		ingest_flush(ing);
-	if (ing->loop != NULL)
+	if (ing->loop != NULL) {
 		loop_hook_del(ing->loop, ingest_hook, ing);
+		loop_timer_cancel(ing->loop, ing->commit_timer);
+	}
 	while (ing->nnewest > 0)
 		free(ing->newest[--ing->nnewest].relay);
 	buf_free(&ing->json);
@@ -181,6 +223,13 @@ ingest_configure(struct ingest *ing, size_t max_event_bytes,
 		max_event_bytes = EVENT_MAX_BYTES_CEILING;
 	ing->max_event_bytes = max_event_bytes;
 	ing->queue = queue_for_uplink;
+}
+
+void
+ingest_commit_policy(struct ingest *ing, uint64_t min_ms, size_t events)
+{
+	ing->commit_min_ms = min_ms;
+	ing->commit_events = events;
 }
 
 const struct ingest_stats *
@@ -204,6 +253,8 @@ ingest_tx(struct ingest *ing)
 		return -1;
 	ing->tx_open = true;
 	ing->batch_events = 0;
+	ing->batch_opened_ms = clock_mono_ms();
+	ingest_arm(ing);
 	return 0;
 }
 
@@ -259,7 +310,12 @@ ingest_flush(struct ingest *ing)
 	if (store_tx_depth(ing->store) != 1) {
 		log_warnx("ingest: a nested transaction is still open at the "
 		    "end of the round; batch left open");
+		ingest_arm(ing);	/* try again later */
 		return -1;
+	}
+	if (ing->commit_timer != 0) {
+		loop_timer_cancel(ing->loop, ing->commit_timer);
+		ing->commit_timer = 0;
 	}
 	ing->tx_open = false;
 	if (newest_write(ing) == -1) {

@@ -6,8 +6,12 @@
  * and into the inbox when an uplink is configured.
  *
  * Batching: ingest opens a write transaction at the first insert and
- * commits it at the end of the loop round (a loop hook), so a burst of
- * events costs one transaction per round, never one per event. A planner
+ * commits it at the top of a later loop round (a loop hook) once the batch
+ * is INGEST_COMMIT_MIN_MS old or holds INGEST_COMMIT_EVENTS events, and a
+ * deadline armed at the open commits it when the loop has nothing else to
+ * do: a stream of events costs a few transactions a second, never one per
+ * event or per round (each commit rewrites the index pages it touched,
+ * which wears an SD card). A planner
  * that moves a cursor because of a page (the drain at EOSE) writes the
  * cursor through the store while that same transaction is open
  * (ingest_tx() returns it), so the cursor and the events of its page
@@ -82,14 +86,24 @@ void		 ingest_configure(struct ingest *, size_t max_event_bytes,
 		    bool queue_for_uplink);
 
 /*
+ * When the loop commits a batch: at the top of a round once it is min_ms
+ * old or holds events events; min_ms is also the deadline that ends it on
+ * an idle loop. Starts as INGEST_COMMIT_MIN_MS and INGEST_COMMIT_EVENTS
+ * (tests and benchmarks change it). The rounds' checks use it at once; a
+ * batch already open keeps the deadline it was given.
+ */
+void		 ingest_commit_policy(struct ingest *, uint64_t min_ms,
+		    size_t events);
+
+/*
  * Take one EVENT message that arrived on relay_url (may be NULL) for a
  * subscription with filters[0..nfilters) (nfilters 0: no policy check,
  * for events the box asked for by other means). On INGEST_NEW and
  * INGEST_DUPLICATE, info (if not NULL) describes the event; a duplicate's
  * fields are what the relay sent, matched to the store by id only. The
  * message stays the caller's (its event object may have been taken).
- * The event's write joins the open batch; it is committed at the top of
- * the next loop round, by ingest_flush, or early once the batch holds
+ * The event's write joins the open batch; it is committed by the loop as
+ * described above, by ingest_flush, or at once when the batch reaches
  * INGEST_MAX_BATCH_EVENTS events.
  */
 enum ingest_result ingest_event(struct ingest *, struct relay_msg *msg,

@@ -6,19 +6,25 @@
  *   (a) secp256k1_schnorrsig_verify alone on pre-parsed keys, ids, sigs;
  *   (b) frame parse + ingest_event (size, dedup, parse, id, verify,
  *       policy, canonical JSON, insert) into a fresh store in a temporary
- *       directory (real file, WAL), committing every BATCH events as the
- *       loop would once per round;
- * (a) and (b) alternate batch by batch over the same events so that both
- * see the same load on the machine;
+ *       directory (real file, WAL), driven by a real loop: R events per
+ *       loop round, the loop's hook and deadline committing batches as
+ *       in the daemon. Two commit policies, each in its own store:
+ *       "policy" (INGEST_COMMIT_MIN_MS / INGEST_COMMIT_EVENTS) and
+ *       "every round" (a commit per round: what the daemon did before);
+ * (a) and (b) alternate chunk by chunk (VERIFY_CHUNK events) over the same
+ * events so that both see the same load on the machine; each run gives
+ * one ratio a/b per policy, and min / median / max over the runs are
+ * printed (the machine may be shared: read the median, compare only
+ * figures from one run);
  *   (c) the same frames again: duplicates, first with the recent-id set
  *       warm, then through a fresh ingest (store lookups only).
- * Prints events/s of each, the ratio b/a, and the bytes this process
- * wrote to disk per 1,000 stored events (write_bytes of /proc/self/io,
- * including the checkpoint at close). Times are the process's CPU time
- * (user + system, so the writes count) or wall time with -w; the best of
- * ROUNDS runs counts. Not pass/fail.
+ * Also the bytes this process wrote to disk per 1,000 stored events
+ * (write_bytes of /proc/self/io; while ingesting, then including the
+ * checkpoint at close) and the commits. Times are the process's CPU time
+ * (user + system, so the writes count) or wall time with -w. Not
+ * pass/fail.
  *
- *   usage: ingest [-w] [EVENTS [ROUNDS [BATCH]]]   (defaults 5000, 3, 500)
+ *   usage: ingest [-w] [EVENTS [RUNS [ROUND_EVENTS]]]   (defaults 5000, 5, 50)
  */
 #define _XOPEN_SOURCE 700	/* nftw */
 
@@ -38,6 +44,7 @@
 #include "core/hex.h"
 #include "core/limits.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "nostr/event.h"
 #include "nostr/key.h"
 #include "nostr/secp.h"
@@ -48,6 +55,8 @@
 
 #define BENCH_AUTHORS	200
 #define BENCH_NOW	1700000000
+#define BENCH_MAX_RUNS	64
+#define VERIFY_CHUNK	500	/* events verified, then ingested, in turn */
 
 struct sample {
 	char			*frame;
@@ -189,16 +198,22 @@ run_verify(const struct sample *s, size_t n)
 	return wall_s() - t0;
 }
 
-/* Feed frames [0, n) as one loop round would; want is every result. */
+/*
+ * Feed frames [0, n) in loop rounds of round_events (loop may be NULL: no
+ * rounds); want is every result.
+ */
 static double
-run_ingest(struct ingest *ing, const struct sample *s, size_t n,
-    enum ingest_result want)
+run_ingest(struct ingest *ing, struct loop *loop, const struct sample *s,
+    size_t n, size_t round_events, enum ingest_result want)
 {
 	struct relay_msg	msg;
 	double			t0 = wall_s();
 	size_t			i;
 
 	for (i = 0; i < n; i++) {
+		if (loop != NULL && i % round_events == 0 &&
+		    loop_run_once(loop, 0) == -1)
+			abort();
 		if (relay_msg_parse(&msg, s[i].frame, s[i].len,
 		    WS_MAX_MSG_BYTES_DEFAULT) != RELAY_MSG_PARSED)
 			abort();
@@ -207,28 +222,29 @@ run_ingest(struct ingest *ing, const struct sample *s, size_t n,
 			abort();
 		relay_msg_free(&msg);
 	}
-	if (ingest_flush(ing) == -1)
-		abort();
 	return wall_s() - t0;
 }
 
 /*
- * Verify and ingest alternate batch by batch over the same events, so
+ * Verify and ingest alternate chunk by chunk over the same events, so
  * both see the same load on the machine; each sum is one figure.
  */
 static void
-run_interleaved(struct ingest *ing, const struct sample *s, size_t n,
-    size_t batch, enum ingest_result want, double *verify_s, double *ingest_s)
+run_interleaved(struct ingest *ing, struct loop *loop, const struct sample *s,
+    size_t n, size_t round_events, enum ingest_result want, double *verify_s,
+    double *ingest_s)
 {
 	size_t	i, m;
 
 	*verify_s = *ingest_s = 0;
 	for (i = 0; i < n; i += m) {
-		m = n - i < batch ? n - i : batch;
-		if (verify_s != NULL)
-			*verify_s += run_verify(s + i, m);
-		*ingest_s += run_ingest(ing, s + i, m, want);
+		m = n - i < VERIFY_CHUNK ? n - i : VERIFY_CHUNK;
+		*verify_s += run_verify(s + i, m);
+		*ingest_s += run_ingest(ing, loop, s + i, m, round_events,
+		    want);
 	}
+	if (ingest_flush(ing) == -1)
+		abort();
 }
 
 static int
@@ -238,79 +254,104 @@ rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* One store's figures. */
 struct result {
-	double		verify_s, ingest_s, dup_warm_s, dup_cold_s;
+	double		ratio;		/* verify time / ingest time */
+	double		ingest_s;
 	long long	written, written_close;
+	uint64_t	commits;
 	int64_t		db_bytes;
 };
 
+/* A fresh store and loop; a commit policy of 0 ms means every round. */
 static void
-one_round(const struct sample *s, size_t n, size_t batch, struct result *r)
+one_store(const struct sample *s, size_t n, size_t round_events,
+    uint64_t min_ms, size_t events, struct result *r, double *dup_warm_s,
+    double *dup_cold_s)
 {
 	char		 dir[] = "/tmp/bench_ingest.XXXXXX", err[256];
 	struct store	*st;
 	struct ingest	*ing;
+	struct loop	*loop;
 	long long	 w0, w1;
 	int64_t		 count;
-	double		 unused;
+	double		 v, t;
 
 	if (mkdtemp(dir) == NULL || store_open(&st, dir, err,
-	    sizeof(err)) == -1 || (ing = ingest_new(NULL, st)) == NULL) {
+	    sizeof(err)) == -1 || (loop = loop_new()) == NULL ||
+	    (ing = ingest_new(loop, st)) == NULL) {
 		fprintf(stderr, "ingest bench: %s\n", err);
 		exit(1);
 	}
+	ingest_commit_policy(ing, min_ms, events);
 	w0 = write_bytes();
-	run_interleaved(ing, s, n, batch, INGEST_NEW, &r->verify_s,
+	run_interleaved(ing, loop, s, n, round_events, INGEST_NEW, &v,
 	    &r->ingest_s);
 	w1 = write_bytes();
+	r->ratio = v / r->ingest_s;
+	r->commits = ingest_stats(ing)->transactions;
 	if (ingest_stats(ing)->stored != n || ingest_stats(ing)->sig_checks != n)
 		abort();
-	run_interleaved(ing, s, n, batch, INGEST_DUPLICATE, &unused,
-	    &r->dup_warm_s);
+	if (dup_warm_s != NULL) {
+		run_interleaved(ing, NULL, s, n, 0, INGEST_DUPLICATE, &v, &t);
+		*dup_warm_s = t;
+	}
 	ingest_free(ing);
-	if ((ing = ingest_new(NULL, st)) == NULL)
-		abort();
-	run_interleaved(ing, s, n, batch, INGEST_DUPLICATE, &unused,
-	    &r->dup_cold_s);
-	if (ingest_stats(ing)->sig_checks != 0)
-		abort();
-	ingest_free(ing);
+	if (dup_cold_s != NULL) {
+		if ((ing = ingest_new(NULL, st)) == NULL)
+			abort();
+		run_interleaved(ing, NULL, s, n, 0, INGEST_DUPLICATE, &v, &t);
+		*dup_cold_s = t;
+		if (ingest_stats(ing)->sig_checks != 0)
+			abort();
+		ingest_free(ing);
+	}
 	if (store_events_totals(st, &count, &r->db_bytes) == -1 ||
 	    count != (int64_t)n)
 		abort();
 	store_close(st);
+	loop_free(loop);
 	r->written = w1 - w0;
 	r->written_close = write_bytes() - w0;
 	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
-static void
-keep_best(struct result *best, const struct result *r, int first)
+static int
+cmp_double(const void *a, const void *b)
 {
-	if (first) {
-		*best = *r;
-		return;
-	}
-	if (r->verify_s < best->verify_s)
-		best->verify_s = r->verify_s;
-	if (r->ingest_s < best->ingest_s) {
-		best->ingest_s = r->ingest_s;
-		best->written = r->written;
-		best->written_close = r->written_close;
-	}
-	if (r->dup_warm_s < best->dup_warm_s)
-		best->dup_warm_s = r->dup_warm_s;
-	if (r->dup_cold_s < best->dup_cold_s)
-		best->dup_cold_s = r->dup_cold_s;
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ratios of the runs, then bytes and commits of the median run. */
+static void
+print_policy(const char *name, struct result *r, int runs, size_t n)
+{
+	double		 x[BENCH_MAX_RUNS];
+	int		 i;
+
+	for (i = 0; i < runs; i++)
+		x[i] = r[i].ratio;
+	qsort(x, (size_t)runs, sizeof(x[0]), cmp_double);
+	for (i = 0; i < runs && r[i].ratio != x[runs / 2]; i++)
+		;
+	printf("%-12s ratio min %.2f median %.2f max %.2f  %8.0f events/s  "
+	    "commits %llu  written/1,000 events %lld B (%lld B with the "
+	    "checkpoint at close)\n", name, x[0], x[runs / 2], x[runs - 1],
+	    n / r[i].ingest_s, (unsigned long long)r[i].commits,
+	    r[i].written * 1000 / (long long)n,
+	    r[i].written_close * 1000 / (long long)n);
 }
 
 int
 main(int argc, char **argv)
 {
-	size_t		 n, batch, total = 0, k;
-	int		 rounds, i;
+	size_t		 n, round_events, total = 0, k;
+	int		 runs, i;
 	struct sample	*s;
-	struct result	 r, best = { 0 };
+	struct result	 pol[BENCH_MAX_RUNS], every[BENCH_MAX_RUNS];
+	double		 verify_best = 0, dup_warm = 0, dup_cold = 0, w, c;
 
 	if (argc > 1 && strcmp(argv[1], "-w") == 0) {
 		bench_clock = CLOCK_MONOTONIC;
@@ -318,38 +359,45 @@ main(int argc, char **argv)
 		argv++;
 	}
 	n = argc > 1 ? strtoul(argv[1], NULL, 10) : 5000;
-	rounds = argc > 2 ? atoi(argv[2]) : 3;
-	batch = argc > 3 ? strtoul(argv[3], NULL, 10) : 500;
+	runs = argc > 2 ? atoi(argv[2]) : 5;
+	round_events = argc > 3 ? strtoul(argv[3], NULL, 10) : 50;
 
-	if (n == 0 || rounds < 1 || batch == 0)
+	if (n == 0 || runs < 1 || runs > BENCH_MAX_RUNS || round_events == 0) {
+		fprintf(stderr, "usage: ingest [-w] [EVENTS [RUNS (1..%d) "
+		    "[ROUND_EVENTS]]]\n", BENCH_MAX_RUNS);
 		return 2;
+	}
 	log_init(stderr, LOG_LEVEL_WARN);
 	if ((s = calloc(n, sizeof(*s))) == NULL)
 		return 1;
 	make_samples(s, n);
 	for (k = 0; k < n; k++)
 		total += s[k].len;
-	for (i = 0; i < rounds; i++) {
-		one_round(s, n, batch, &r);
-		keep_best(&best, &r, i == 0);
+	for (i = 0; i < runs; i++) {
+		one_store(s, n, round_events, INGEST_COMMIT_MIN_MS,
+		    INGEST_COMMIT_EVENTS, &pol[i], &w, &c);
+		if (i == 0 || w < dup_warm)
+			dup_warm = w;
+		if (i == 0 || c < dup_cold)
+			dup_cold = c;
+		one_store(s, n, round_events, 0, 1, &every[i], NULL, NULL);
+		w = run_verify(s, n);
+		if (i == 0 || w < verify_best)
+			verify_best = w;
 	}
-	printf("events: %zu (%d authors), mean frame %zu bytes, batch %zu, "
-	    "best of %d, %s time\n", n, BENCH_AUTHORS, total / n, batch, rounds,
-	    bench_clock == CLOCK_MONOTONIC ? "wall" : "CPU");
-	printf("bare verify:      %10.0f events/s\n", n / best.verify_s);
-	printf("ingest to SQLite: %10.0f events/s\n", n / best.ingest_s);
-	printf("ratio ingest/verify: %.2f (goal >= 0.70)\n",
-	    best.verify_s / best.ingest_s);
+	printf("events: %zu (%d authors), mean frame %zu bytes, %zu events "
+	    "per loop round, %d runs, %s time\n", n, BENCH_AUTHORS, total / n,
+	    round_events, runs, bench_clock == CLOCK_MONOTONIC ? "wall" : "CPU");
+	printf("bare verify: %.0f events/s (best run)\n", n / verify_best);
+	printf("ingest/verify (goal >= 0.70), commits, disk bytes:\n");
+	print_policy("policy", pol, runs, n);
+	print_policy("every round", every, runs, n);
 	printf("duplicates, recent-id set warm: %10.0f events/s\n",
-	    n / best.dup_warm_s);
+	    n / dup_warm);
 	printf("duplicates, store lookups only: %10.0f events/s\n",
-	    n / best.dup_cold_s);
+	    n / dup_cold);
 	printf("JSON stored per 1,000 events: %lld bytes\n",
-	    (long long)best.db_bytes * 1000 / (long long)n);
-	printf("disk written per 1,000 events: %lld bytes while ingesting, "
-	    "%lld including the checkpoint at close\n",
-	    best.written * 1000 / (long long)n,
-	    best.written_close * 1000 / (long long)n);
+	    (long long)pol[0].db_bytes * 1000 / (long long)n);
 	for (k = 0; k < n; k++)
 		free(s[k].frame);
 	free(s);

@@ -4,7 +4,8 @@
  * invalid signature, wrong id, malformed, too large, unrequested) with its
  * exact counters; a duplicate costs no signature check even when its
  * signature is forged; writes stay invisible to another connection until
- * the loop hook commits the round; a cursor written into the batch commits
+ * the loop commits the batch (once old or large enough, or at its
+ * deadline when the loop is idle); a cursor written into the batch commits
  * or vanishes together with the batch's events (a child process dies
  * before the commit).
  */
@@ -388,47 +389,137 @@ other_count(sqlite3 *db, const char *sql)
 	return v;
 }
 
-/* The batch is one transaction: invisible elsewhere until the round ends. */
-static void
-test_loop_hook_commits(void **state)
+/* An ingest on a new loop, with the given commit policy. */
+static struct loop *
+loop_ingest(struct fixture *fx, uint64_t min_ms, size_t events)
 {
-	struct fixture	*fx = *state;
 	struct loop	*loop = loop_new();
-	sqlite3		*db2;
-	char		*e[3];
-	int		 i;
 
 	assert_non_null(loop);
 	ingest_free(fx->ing);
 	fx->ing = ingest_new(loop, fx->st);
 	assert_non_null(fx->ing);
-	for (i = 0; i < 3; i++)
+	ingest_commit_policy(fx->ing, min_ms, events);
+	return loop;
+}
+
+/*
+ * The batch is one transaction, invisible to another connection until it
+ * commits. A young, small batch outlives the rounds that follow it (a
+ * minute and 1,000 events here, so no machine is slow enough to age it).
+ */
+static void
+test_loop_keeps_young_batches(void **state)
+{
+	struct fixture	*fx = *state;
+	struct loop	*loop = loop_ingest(fx, 60000, 1000);
+	sqlite3		*db2;
+	char		*e[2];
+	int		 i, t;
+
+	for (i = 0; i < 2; i++)
 		e[i] = make_event(&fx->key, 1, 1700000020 + i, "round", NULL);
 	assert_int_equal(sqlite3_open(fx->db, &db2), SQLITE_OK);
-
+	assert_int_equal(loop_poll_timeout(loop, -1), -1);
 	assert_int_equal(feed(fx, e[0], NULL, 0), INGEST_NEW);
 	assert_int_equal(feed(fx, e[1], NULL, 0), INGEST_NEW);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(loop_run_once(loop, 0), 0);
+	/* Its deadline is armed and is the loop's only one. */
+	t = loop_poll_timeout(loop, -1);
+	assert_true(t > 0 && t <= 60000);
+	assert_true(ingest_tx_open(fx->ing));
 	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 0);
-	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 0);
+	/* An explicit flush commits at once and disarms the deadline. */
+	assert_int_equal(ingest_flush(fx->ing), 0);
 	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 2);
-	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
-
-	/* A round without events commits nothing. */
-	assert_int_equal(loop_run_once(loop, 0), 0);
-	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
-	assert_int_equal(feed(fx, e[2], NULL, 0), INGEST_NEW);
-	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 2);
-	assert_int_equal(loop_run_once(loop, 0), 0);
-	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 3);
 	assert_int_equal(other_count(db2, "SELECT count FROM event_totals"),
-	    3);
-	assert_int_equal(ingest_stats(fx->ing)->transactions, 2);
-
+	    2);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
+	assert_int_equal(loop_poll_timeout(loop, -1), -1);
+	/* Rounds without events commit nothing and arm nothing. */
+	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
+	assert_int_equal(loop_poll_timeout(loop, -1), -1);
 	sqlite3_close(db2);
 	ingest_free(fx->ing);
 	fx->ing = NULL;
 	loop_free(loop);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 2; i++)
+		free(e[i]);
+}
+
+/*
+ * With nothing else to do the loop sleeps until the batch's deadline and
+ * commits it there: an idle box never holds a batch open for long.
+ */
+static void
+test_loop_commits_at_deadline(void **state)
+{
+	struct fixture	*fx = *state;
+	struct loop	*loop = loop_ingest(fx, 50, 1000);
+	sqlite3		*db2;
+	char		*e = make_event(&fx->key, 1, 1700000030, "idle", NULL);
+	int		 rounds = 0;
+
+	assert_int_equal(sqlite3_open(fx->db, &db2), SQLITE_OK);
+	assert_int_equal(feed(fx, e, NULL, 0), INGEST_NEW);
+	while (ingest_tx_open(fx->ing)) {
+		assert_true(loop_poll_timeout(loop, -1) >= 0);
+		assert_int_equal(loop_run_once(loop, -1), 0);
+		assert_true(++rounds < 1000);
+	}
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 1);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
+	assert_int_equal(loop_poll_timeout(loop, -1), -1);
+	sqlite3_close(db2);
+	ingest_free(fx->ing);
+	fx->ing = NULL;
+	loop_free(loop);
+	free(e);
+}
+
+/*
+ * A batch that holds the policy's number of events commits at the top of
+ * the next round, however young; one event fewer waits.
+ */
+static void
+test_loop_commits_large_batches(void **state)
+{
+	struct fixture	*fx = *state;
+	struct loop	*loop = loop_ingest(fx, 60000, 3);
+	sqlite3		*db2;
+	char		*e[4];
+	int		 i;
+
+	for (i = 0; i < 4; i++)
+		e[i] = make_event(&fx->key, 1, 1700000040 + i, "bulk", NULL);
+	assert_int_equal(sqlite3_open(fx->db, &db2), SQLITE_OK);
+	assert_int_equal(feed(fx, e[0], NULL, 0), INGEST_NEW);
+	assert_int_equal(feed(fx, e[1], NULL, 0), INGEST_NEW);
+	/* A duplicate is no pending event. */
+	assert_int_equal(feed(fx, e[1], NULL, 0), INGEST_DUPLICATE);
+	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_true(ingest_tx_open(fx->ing));
+	assert_int_equal(feed(fx, e[2], NULL, 0), INGEST_NEW);
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 0);
+	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_false(ingest_tx_open(fx->ing));
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 3);
+	assert_int_equal(ingest_stats(fx->ing)->transactions, 1);
+	assert_int_equal(loop_poll_timeout(loop, -1), -1);
+	/* The next batch starts counting from zero. */
+	assert_int_equal(feed(fx, e[3], NULL, 0), INGEST_NEW);
+	assert_int_equal(loop_run_once(loop, 0), 0);
+	assert_true(ingest_tx_open(fx->ing));
+	/* Freeing the ingest commits what it holds. */
+	ingest_free(fx->ing);
+	fx->ing = NULL;
+	assert_int_equal(other_count(db2, "SELECT count(*) FROM events"), 4);
+	sqlite3_close(db2);
+	loop_free(loop);
+	for (i = 0; i < 4; i++)
 		free(e[i]);
 }
 
@@ -547,8 +638,12 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_inbox_when_uplink, setup,
 		    teardown),
-		cmocka_unit_test_setup_teardown(test_loop_hook_commits, setup,
-		    teardown),
+		cmocka_unit_test_setup_teardown(test_loop_keeps_young_batches,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loop_commits_at_deadline,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loop_commits_large_batches,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cursor_commits_with_events,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_joins_outer_transaction,
