@@ -15,6 +15,10 @@
 BUILD ?= build
 STATE ?= state
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+# Signed test datasets depend only on their parameters: keep them outside the
+# tree so every build directory and every fresh clone signs each one once.
+RELAYSIM_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/cachebox/relaysim,$(CURDIR)/.relaysim-cache)
+export RELAYSIM_CACHE
 SYSROOTS ?= $(or $(CACHEBOX_SYSROOTS),/var/cache/cachebox/sysroots)
 FUZZ_SECONDS ?= 15
 WERROR ?= ON
