@@ -83,7 +83,7 @@ pg_sql "TRUNCATE caching_event_inbox"
 D=$T/late
 fill "$D" 12000 4000 0 7 1 0
 start_daemon -d "$D" "${BASE[@]}"
-check "no uplink: nothing queued" wait_for 10 pending_is "$D" 0
+check "no uplink: nothing queued" wait_for 30 pending_is "$D" 0
 check "no uplink: idle" test "$(status "$D" idle)" = true
 cboxctl -d "$D" config set uplink.url "$PG_URL" >/dev/null
 check "uplink set later: the whole store is delivered" wait_for 60 forwarded_is "$D" 12000
@@ -91,7 +91,7 @@ check "uplink set later: exactly once" exactly_once "$D"
 check "uplink set later: queued in chunks" grep -q "every stored event is queued" "$T/d.log"
 stop_daemon
 start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
-check "same target after restart: nothing queued again" wait_for 10 test -S "$D/cacheboxd.sock"
+check "same target after restart: nothing queued again" wait_for 30 test -S "$D/cacheboxd.sock"
 sleep 1
 check "same target after restart: still 12000 forwarded, 0 pending" \
 	test "$(status "$D" inbox.forwarded)/$(status "$D" inbox.pending)" = 12000/0
@@ -102,7 +102,7 @@ pg_sql "TRUNCATE caching_event_inbox"
 D=$T/bad
 fill "$D" 500
 start_daemon -d "$D" "${BASE[@]}"
-check "daemon up" wait_for 10 test -S "$D/cacheboxd.sock"
+check "daemon up" wait_for 30 test -S "$D/cacheboxd.sock"
 cboxctl -d "$D" config set uplink.url "$PG_URL_BADPW" >/dev/null
 check "wrong password: reason in status" wait_for 20 error_has "$D" "password authentication failed"
 check "wrong password: state backoff or connecting" grep -Eq 'backoff|connecting' <<<"$(status "$D" uplink.state)"
