@@ -29,42 +29,7 @@
 #include "store/inbox.h"
 #include "store/store.h"
 
-struct fixture {
-	char		 dir[64];
-	struct store	*st;
-};
-
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb; (void)flag; (void)ftw;
-	return remove(path);
-}
-
-static int
-setup(void **state)
-{
-	struct fixture	*f = calloc(1, sizeof(*f));
-	char		 err[256];
-
-	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/cachebox-inbox.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	assert_int_equal(store_open(&f->st, f->dir, err, sizeof(err)), 0);
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	store_close(f->st);
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
-}
+#include "store_fixture.h"
 
 /* Event n: id and pubkey are n repeated, created_at given. */
 static void

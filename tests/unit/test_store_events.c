@@ -32,42 +32,7 @@
 #include "store/events.h"
 #include "store/store.h"
 
-struct fixture {
-	char		 dir[64];
-	struct store	*st;
-};
-
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb; (void)flag; (void)ftw;
-	return remove(path);
-}
-
-static int
-setup(void **state)
-{
-	struct fixture	*fx = calloc(1, sizeof(*fx));
-	char		 err[256];
-
-	assert_non_null(fx);
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_store_events.XXXXXX");
-	assert_non_null(mkdtemp(fx->dir));
-	assert_int_equal(store_open(&fx->st, fx->dir, err, sizeof(err)), 0);
-	*state = fx;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*fx = *state;
-
-	store_close(fx->st);
-	nftw(fx->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-	free(fx);
-	return 0;
-}
+#include "store_fixture.h"
 
 /* A row with id n (first byte), author a, the given kind/time and JSON. */
 static int
@@ -520,7 +485,7 @@ test_migration_003_keeps_rows(void **state)
 	    "rowid = 9"), 0);
 	assert_totals(&fx, 2, 10 + 7);
 	store_close(fx.st);
-	nftw(fx.dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	nftw(fx.dir, fixture_rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 int

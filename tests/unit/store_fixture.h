@@ -1,0 +1,55 @@
+/*
+ * store_fixture.h — the cmocka fixture the store tests share: a real
+ * cachebox store opened in a fresh temporary directory, removed again
+ * after the test. Include it after <cmocka.h> and "store/store.h"; the
+ * including file must define _XOPEN_SOURCE 700 (for nftw) before any
+ * system header.
+ */
+#ifndef CACHEBOX_TESTS_STORE_FIXTURE_H
+#define CACHEBOX_TESTS_STORE_FIXTURE_H
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct fixture {
+	char		 dir[64];
+	struct store	*st;
+};
+
+static int
+fixture_rm_entry(const char *path, const struct stat *sb, int flag,
+    struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx = calloc(1, sizeof(*fx));
+	char		 err[256];
+
+	assert_non_null(fx);
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/cachebox-unit.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	assert_int_equal(store_open(&fx->st, fx->dir, err, sizeof(err)), 0);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*fx = *state;
+
+	store_close(fx->st);
+	nftw(fx->dir, fixture_rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+#endif
