@@ -22,30 +22,6 @@
 #include "store/events.h"
 #include "store/store.h"
 
-/* Step a statement that returns no rows, then release it. 0 or -1. */
-static int
-events_step_done(struct store *st, sqlite3_stmt *stmt, const char *what)
-{
-	int	rc;
-
-	rc = sqlite3_step(stmt);
-	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: events %s: %s", what,
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return 0;
-}
-
-static void
-events_bind_fail(struct store *st, sqlite3_stmt *stmt, const char *what)
-{
-	log_warnx("store: events %s: bind: %s", what,
-	    sqlite3_errmsg(store_db(st)));
-	store_stmt_done(stmt);
-}
-
 static int
 events_enqueue(struct store *st, const uint8_t id[32], int64_t now_s)
 {
@@ -57,10 +33,10 @@ events_enqueue(struct store *st, const uint8_t id[32], int64_t now_s)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(stmt, 2, now_s) != SQLITE_OK) {
-		events_bind_fail(st, stmt, "enqueue");
+		store_bind_fail(st, stmt, "events enqueue");
 		return -1;
 	}
-	return events_step_done(st, stmt, "enqueue");
+	return store_step_done(st, stmt, "events enqueue");
 }
 
 /* Insert row (no transaction handling). 1, 0 (id already there) or -1. */
@@ -95,10 +71,10 @@ events_insert(struct store *st, const struct store_event_row *row,
 		rc = sqlite3_bind_text(stmt, 8, row->json, (int)row->json_len,
 		    SQLITE_STATIC);
 	if (rc != SQLITE_OK) {
-		events_bind_fail(st, stmt, "insert");
+		store_bind_fail(st, stmt, "events insert");
 		return -1;
 	}
-	if (events_step_done(st, stmt, "insert") == -1)
+	if (store_step_done(st, stmt, "events insert") == -1)
 		return -1;
 	if (sqlite3_changes(store_db(st)) == 0)
 		return 0;
@@ -138,7 +114,7 @@ store_event_exists(struct store *st, const uint8_t id[32])
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK) {
-		events_bind_fail(st, stmt, "exists");
+		store_bind_fail(st, stmt, "events exists");
 		return -1;
 	}
 	rc = sqlite3_step(stmt);
@@ -219,7 +195,7 @@ store_event_get(struct store *st, const uint8_t id[32], struct buf *out)
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK) {
-		events_bind_fail(st, stmt, "get");
+		store_bind_fail(st, stmt, "events get");
 		return -1;
 	}
 	return events_fetch_json(st, stmt, out, NULL, "get");
@@ -238,7 +214,7 @@ store_event_newest(struct store *st, const uint8_t pubkey[32], uint32_t kind,
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) !=
 	    SQLITE_OK || sqlite3_bind_int64(stmt, 2, kind) != SQLITE_OK) {
-		events_bind_fail(st, stmt, "newest");
+		store_bind_fail(st, stmt, "events newest");
 		return -1;
 	}
 	return events_fetch_json(st, stmt, out, created_at, "newest");
@@ -456,10 +432,10 @@ evict_pos_save(struct store *st, const struct evict_pos *pos)
 		rc = pos->idlen == 0 ? sqlite3_bind_null(stmt, 2) :
 		    sqlite3_bind_blob(stmt, 2, pos->id, 32, SQLITE_STATIC);
 	if (rc != SQLITE_OK) {
-		events_bind_fail(st, stmt, "evict position");
+		store_bind_fail(st, stmt, "events evict position");
 		return -1;
 	}
-	return events_step_done(st, stmt, "evict position");
+	return store_step_done(st, stmt, "events evict position");
 }
 
 /* What one scan found: ids to delete and the bytes they free. */
@@ -492,7 +468,7 @@ evict_scan(struct store *st, struct evict_pos *pos, int64_t max_bytes,
 	    sqlite3_bind_blob(stmt, 2, pos->id, pos->idlen, SQLITE_STATIC) !=
 	    SQLITE_OK || sqlite3_bind_int(stmt, 3, STORE_EVICT_SCAN_ROWS) !=
 	    SQLITE_OK) {
-		events_bind_fail(st, stmt, "evict scan");
+		store_bind_fail(st, stmt, "events evict scan");
 		return -1;
 	}
 	while (sc->bytes > max_bytes && sc->nids < STORE_EVICT_CHUNK_ROWS &&
@@ -531,10 +507,10 @@ evict_delete(struct store *st, const struct evict_scan *sc)
 			return -1;
 		if (sqlite3_bind_blob(stmt, 1, sc->ids[i], 32, SQLITE_STATIC) !=
 		    SQLITE_OK) {
-			events_bind_fail(st, stmt, "evict");
+			store_bind_fail(st, stmt, "events evict");
 			return -1;
 		}
-		if (events_step_done(st, stmt, "evict") == -1)
+		if (store_step_done(st, stmt, "events evict") == -1)
 			return -1;
 	}
 	return 0;
@@ -605,7 +581,7 @@ store_relay_newest_get(struct store *st, const char *relay,
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_text(stmt, 1, relay, -1, SQLITE_STATIC) != SQLITE_OK) {
-		events_bind_fail(st, stmt, "relay newest");
+		store_bind_fail(st, stmt, "events relay newest");
 		return -1;
 	}
 	rc = sqlite3_step(stmt);
@@ -633,8 +609,8 @@ store_relay_newest_note(struct store *st, const char *relay,
 		return -1;
 	if (sqlite3_bind_text(stmt, 1, relay, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(stmt, 2, created_at) != SQLITE_OK) {
-		events_bind_fail(st, stmt, "relay newest");
+		store_bind_fail(st, stmt, "events relay newest");
 		return -1;
 	}
-	return events_step_done(st, stmt, "relay newest note");
+	return store_step_done(st, stmt, "events relay newest note");
 }

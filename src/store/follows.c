@@ -19,29 +19,6 @@
 #include "store/follows.h"
 #include "store/store.h"
 
-static int
-follows_step_done(struct store *st, sqlite3_stmt *stmt, const char *what)
-{
-	int	rc;
-
-	rc = sqlite3_step(stmt);
-	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: follows %s: %s", what,
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return 0;
-}
-
-static void
-follows_bind_fail(struct store *st, sqlite3_stmt *stmt, const char *what)
-{
-	log_warnx("store: follows %s: bind: %s", what,
-	    sqlite3_errmsg(store_db(st)));
-	store_stmt_done(stmt);
-}
-
 /* 1 if pk is among list[0..n). */
 static int
 pk_in(const uint8_t pk[32], const uint8_t (*list)[32], size_t n)
@@ -65,7 +42,7 @@ follow_state(struct store *st, const uint8_t pk[32])
 	if (stmt == NULL)
 		return -2;
 	if (sqlite3_bind_blob(stmt, 1, pk, 32, SQLITE_STATIC) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "state");
+		store_bind_fail(st, stmt, "follows state");
 		return -2;
 	}
 	rc = sqlite3_step(stmt);
@@ -92,10 +69,10 @@ follow_upsert(struct store *st, const uint8_t pk[32], int is_root,
 	if (sqlite3_bind_blob(stmt, 1, pk, 32, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int(stmt, 2, is_root) != SQLITE_OK ||
 	    sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "upsert");
+		store_bind_fail(st, stmt, "follows upsert");
 		return -1;
 	}
-	return follows_step_done(st, stmt, "upsert");
+	return store_step_done(st, stmt, "follows upsert");
 }
 
 /* Count pk by its state before the sync (before), then upsert it. */
@@ -236,7 +213,7 @@ store_follow_get(struct store *st, const uint8_t pubkey[32],
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "get");
+		store_bind_fail(st, stmt, "follows get");
 		return -1;
 	}
 	rc = sqlite3_step(stmt);
@@ -265,7 +242,7 @@ store_follows_each(struct store *st, bool include_stale, store_follow_cb cb,
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_int(stmt, 1, include_stale ? 1 : 0) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "each");
+		store_bind_fail(st, stmt, "follows each");
 		return -1;
 	}
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -366,10 +343,10 @@ store_follow_add_fetched(struct store *st, const uint8_t pubkey[32],
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(stmt, 2, n) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "add fetched");
+		store_bind_fail(st, stmt, "follows add fetched");
 		return -1;
 	}
-	return follows_step_done(st, stmt, "add fetched");
+	return store_step_done(st, stmt, "follows add fetched");
 }
 
 int
@@ -407,7 +384,7 @@ author_relays_at(struct store *st, const uint8_t pubkey[32])
 	if (stmt == NULL)
 		return -2;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "relay list age");
+		store_bind_fail(st, stmt, "follows relay list age");
 		return -2;
 	}
 	rc = sqlite3_step(stmt);
@@ -435,10 +412,10 @@ author_relay_put(struct store *st, const uint8_t pubkey[32], const char *url,
 	    sqlite3_bind_int(stmt, 3, r ? 1 : 0) != SQLITE_OK ||
 	    sqlite3_bind_int(stmt, 4, w ? 1 : 0) != SQLITE_OK ||
 	    sqlite3_bind_int64(stmt, 5, at) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "relay put");
+		store_bind_fail(st, stmt, "follows relay put");
 		return -1;
 	}
-	return follows_step_done(st, stmt, "relay put");
+	return store_step_done(st, stmt, "follows relay put");
 }
 
 /* How many distinct relays pubkey has now. -1 on error. */
@@ -472,10 +449,10 @@ author_relays_replace(struct store *st, const uint8_t pubkey[32],
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "relay delete");
+		store_bind_fail(st, stmt, "follows relay delete");
 		return -1;
 	}
-	if (follows_step_done(st, stmt, "relay delete") == -1)
+	if (store_step_done(st, stmt, "follows relay delete") == -1)
 		return -1;
 	for (i = 0; i < n && have < STORE_AUTHOR_RELAYS_MAX; i++) {
 		if (list[i].url == NULL || (!list[i].read && !list[i].write) ||
@@ -592,7 +569,7 @@ store_author_relays_each(struct store *st, const uint8_t pubkey[32],
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "relays each");
+		store_bind_fail(st, stmt, "follows relays each");
 		return -1;
 	}
 	return author_relays_walk(st, stmt, cb, arg);
@@ -610,7 +587,7 @@ store_relay_writers_each(struct store *st, const char *relay,
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_text(stmt, 1, relay, -1, SQLITE_STATIC) != SQLITE_OK) {
-		follows_bind_fail(st, stmt, "writers");
+		store_bind_fail(st, stmt, "follows writers");
 		return -1;
 	}
 	return author_relays_walk(st, stmt, cb, arg);

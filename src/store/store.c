@@ -748,3 +748,24 @@ store_stmt_done(sqlite3_stmt *stmt)
 	sqlite3_reset(stmt);
 	sqlite3_clear_bindings(stmt);
 }
+
+int
+store_step_done(struct store *st, sqlite3_stmt *stmt, const char *what)
+{
+	int	rc;
+
+	rc = sqlite3_step(stmt);
+	store_stmt_done(stmt);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: %s: %s", what, sqlite3_errmsg(st->db));
+		return -1;
+	}
+	return 0;
+}
+
+void
+store_bind_fail(struct store *st, sqlite3_stmt *stmt, const char *what)
+{
+	log_warnx("store: %s: bind: %s", what, sqlite3_errmsg(st->db));
+	store_stmt_done(stmt);
+}

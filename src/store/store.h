@@ -102,6 +102,14 @@ sqlite3_stmt	*store_stmt(struct store *, const char *sql);
 void		 store_stmt_done(sqlite3_stmt *stmt);
 
 /*
+ * Step stmt, which returns no rows, and release it (store_stmt_done).
+ * 0, or -1 logged as "store: <what>: <SQLite's message>".
+ */
+int		 store_step_done(struct store *, sqlite3_stmt *stmt, const char *what);
+/* Log a failed bind of stmt as "store: <what>: bind: ..." and release it. */
+void		 store_bind_fail(struct store *, sqlite3_stmt *stmt, const char *what);
+
+/*
  * Run sql (one or more statements, no rows expected) outside the statement
  * cache, for rare maintenance. 0, or -1 (logged).
  */
