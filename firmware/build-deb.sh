@@ -54,6 +54,7 @@ for tool in cmake dpkg-deb dpkg-shlibdeps readelf; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
 done
 
+maintainer="cachebox maintainers <maintainers@cachebox.invalid>"
 work=${CACHEBOX_DEB_WORK:-$top/build-deb-$arch}
 outdir=${CACHEBOX_DEB_OUT:-$top/out}
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$top" log -1 --format=%ct 2>/dev/null || date +%s)}
@@ -201,6 +202,20 @@ needed_sonames() {
 	readelf -d "$@" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u
 }
 
+# Writes the package's changelog (gzip, as Debian keeps them): one entry for
+# this version, naming the commit it was built from.
+write_changelog() {
+	local commit
+	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	{
+		printf 'cachebox (%s) unstable; urgency=medium\n\n' "$version"
+		printf '  * Built from commit %s.\n\n' "$commit"
+		printf ' -- %s  %s\n' "$maintainer" \
+		    "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+	} | gzip -9n >"$1"
+	chmod 0644 "$1"
+}
+
 host_triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
     gcc -print-multiarch)
 
@@ -219,6 +234,7 @@ units=$(stage_board "$root")
 install -d -m 0755 "$root/usr/share/doc/cachebox"
 install -m 0644 "$top/README.md" "$root/usr/share/doc/cachebox/README.md"
 install -m 0644 "$top/firmware/README.md" "$root/usr/share/doc/cachebox/FIRMWARE.md"
+write_changelog "$root/usr/share/doc/cachebox/changelog.gz"
 for f in postinst prerm postrm; do
 	sed "s/@UNITS@/$units/g" "$top/firmware/deb/$f" >"$root/DEBIAN/$f"
 	chmod 0755 "$root/DEBIAN/$f"
@@ -236,7 +252,7 @@ cat >"$root/DEBIAN/control" <<EOF
 Package: cachebox
 Version: $version
 Architecture: $arch
-Maintainer: cachebox maintainers <maintainers@cachebox.invalid>
+Maintainer: $maintainer
 Installed-Size: $size
 Depends: $depends, adduser
 Section: net

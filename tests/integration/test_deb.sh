@@ -77,6 +77,7 @@ want=$T/want.list
 	done
 	echo "-rw-r--r-- root/root ./usr/share/doc/cachebox/README.md"
 	echo "-rw-r--r-- root/root ./usr/share/doc/cachebox/FIRMWARE.md"
+	echo "-rw-r--r-- root/root ./usr/share/doc/cachebox/changelog.gz"
 	if [ "$arch" != amd64 ]; then
 		echo "-rw-r--r-- root/root ./usr/lib/modules-load.d/cachebox.conf"
 		echo "-rw-r--r-- root/root ./lib/modprobe.d/cachebox-g_serial.conf"
@@ -102,6 +103,8 @@ done
 kib=$(cd "$T/x" && find . -mindepth 1 \( -type f -printf '%s\n' -o -printf '1024\n' \) |
     awk '{ s += int(($1 + 1023) / 1024) } END { print s }')
 check "Installed-Size is the unpacked size ($kib KiB)" test "$(field Installed-Size)" = "$kib"
+check "changelog names this version" \
+    grep -q "^cachebox ($version) " <(zcat "$T/x/usr/share/doc/cachebox/changelog.gz")
 check "configuration is the board's" cmp -s "$board/cachebox.conf" "$T/x/etc/cachebox/cachebox.conf"
 check "programs are stripped" test -z "$(readelf -S "$T/x/usr/bin/cacheboxd" | grep -F .debug_info)"
 check "packaged cacheboxd --version" \
