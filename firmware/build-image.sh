@@ -29,6 +29,8 @@
 #   CACHEBOX_IMAGE_MB    size of the .img in MiB (default 2048; the card can
 #                        be larger, the root partition grows on first boot)
 #   CACHEBOX_APT_ETC     apt configuration directory (default /etc/apt)
+#   CACHEBOX_IMAGE_REUSE=1  keep the root filesystem a previous run finished
+#                        in the scratch directory (checks, tarball, image only)
 set -euo pipefail
 
 die() { echo "build-image: $*" >&2; exit 1; }
@@ -119,40 +121,53 @@ packages=(
 	initramfs-tools zstd e2fsprogs dosfstools cloud-guest-utils
 )
 
+# Runs mmdebstrap into $rootfs and marks it finished.
+make_rootfs() {
+	rm -f "$done_stamp"
+	# A run killed halfway can leave /proc, /sys or /dev mounted in the old
+	# root; deleting through those would reach this machine's own.
+	if grep -q " $rootfs/" /proc/mounts; then
+		die "file systems are still mounted under $rootfs; unmount them first"
+	fi
+	rm -rf --one-file-system "$rootfs"
+	cp "$deb" "$work/cachebox.deb"
+	log=$work/mmdebstrap.log
+	say "building the $arch root filesystem in $rootfs (log: $log) from:"
+	printf '    %s\n' "${entries[@]}" >&2
+	# Hooks (image-hook.sh), in order: before any package, the boot partition's
+	# mount point (raspi-firmware refuses to install without it); after the
+	# essential packages, update-initramfs put aside; after all packages, the
+	# system files, cachebox with apt from the local .deb, the boot settings,
+	# and the one initramfs.
+	if ! mmdebstrap --mode=root --variant=minbase --architectures="$arch" \
+	    --include="$(IFS=,; echo "${packages[*]}")" \
+	    "${aptopts[@]}" \
+	    --setup-hook="\"$top/firmware/image-hook.sh\" setup \"\$1\"" \
+	    --essential-hook="\"$top/firmware/image-hook.sh\" essential \"\$1\"" \
+	    --customize-hook="\"$top/firmware/image-hook.sh\" customize \"\$1\" \"$work/cachebox.deb\"" \
+	    "$codename" "$rootfs" "${entries[@]}" >"$log" 2>&1; then
+		grep -E '^(E|W): |error' "$log" | tail -n 20 >&2
+		die "mmdebstrap failed (log: $log)"
+	fi
+	touch "$done_stamp"
+}
+
 rootfs=$work/rootfs
+done_stamp=$work/rootfs.done
 mkdir -p "$work" "$outdir"
-# A run killed halfway can leave /proc, /sys or /dev mounted in the old
-# root; deleting through those would reach this machine's own.
-if grep -q " $rootfs/" /proc/mounts; then
-	die "file systems are still mounted under $rootfs; unmount them first"
-fi
-rm -rf --one-file-system "$rootfs"
-cp "$deb" "$work/cachebox.deb"
-log=$work/mmdebstrap.log
-say "building the $arch root filesystem in $rootfs (log: $log) from:"
-printf '    %s\n' "${entries[@]}" >&2
-# Hooks (image-hook.sh), in order: before any package, the boot partition's
-# mount point (raspi-firmware refuses to install without it); after the
-# essential packages, update-initramfs put aside; after all packages, the
-# system files, cachebox with apt from the local .deb, the boot settings,
-# and the one initramfs.
-if ! mmdebstrap --mode=root --variant=minbase --architectures="$arch" \
-    --include="$(IFS=,; echo "${packages[*]}")" \
-    "${aptopts[@]}" \
-    --setup-hook="\"$top/firmware/image-hook.sh\" setup \"\$1\"" \
-    --essential-hook="\"$top/firmware/image-hook.sh\" essential \"\$1\"" \
-    --customize-hook="\"$top/firmware/image-hook.sh\" customize \"\$1\" \"$work/cachebox.deb\"" \
-    "$codename" "$rootfs" "${entries[@]}" >"$log" 2>&1; then
-	grep -E '^(E|W): |error' "$log" | tail -n 20 >&2
-	die "mmdebstrap failed (log: $log)"
+if [ "${CACHEBOX_IMAGE_REUSE:-0}" = 1 ] && [ -f "$done_stamp" ]; then
+	say "reusing the root filesystem in $rootfs"
+else
+	make_rootfs
 fi
 
-# The root filesystem must hold what makes it a cachebox.
+# The root filesystem must hold what makes it a cachebox. (Links point
+# into the new root by absolute paths, so they are not followed here.)
 for f in usr/bin/cacheboxd usr/bin/cacheboxctl etc/cachebox/cachebox.conf \
     lib/systemd/system/cacheboxd.service \
     etc/systemd/system/multi-user.target.wants/cacheboxd.service \
     boot/firmware/config.txt boot/firmware/cmdline.txt; do
-	[ -e "$rootfs/$f" ] || die "the root filesystem lacks /$f"
+	[ -e "$rootfs/$f" ] || [ -L "$rootfs/$f" ] || die "the root filesystem lacks /$f"
 done
 ls "$rootfs"/boot/firmware/vmlinuz-* >/dev/null 2>&1 ||
 	die "no kernel in /boot/firmware"
