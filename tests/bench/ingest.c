@@ -17,7 +17,15 @@
  * printed (the machine may be shared: read the median, compare only
  * figures from one run);
  *   (c) the same frames again: duplicates, first with the recent-id set
- *       warm, then through a fresh ingest (store lookups only).
+ *       warm, then through a fresh ingest (store lookups only);
+ *   (d) where the time goes: the path's stages cut off one after another
+ *       (parse; + canonical JSON and SHA-256; + signature check; + a bare
+ *       SQLite append of the row into a table with no index and no
+ *       constraint, WAL and synchronous=NORMAL like the store, a commit
+ *       every INGEST_COMMIT_EVENTS) over the same events, each alternated
+ *       chunk by chunk with bare verification like (b). The last stage is
+ *       the floor of any path that stores rows in SQLite: no dedup, no
+ *       index, nothing the drain could query.
  * Also the bytes this process wrote to disk per 1,000 stored events
  * (write_bytes of /proc/self/io; while ingesting, then including the
  * checkpoint at close) and the commits. Times are the process's CPU time
@@ -37,6 +45,7 @@
 #include <time.h>
 
 #include <secp256k1.h>
+#include <sqlite3.h>
 #include <secp256k1_extrakeys.h>
 #include <secp256k1_schnorrsig.h>
 
@@ -247,6 +256,137 @@ run_interleaved(struct ingest *ing, struct loop *loop, const struct sample *s,
 		abort();
 }
 
+/* How far run_stage takes each event down the ingest path. */
+enum stage { STAGE_PARSE, STAGE_ID, STAGE_SIG, STAGE_APPEND, NSTAGES };
+
+static const char *const stage_names[NSTAGES] = {
+	"parse (frame, cJSON, event fields)",
+	"+ canonical JSON and SHA-256 (id)",
+	"+ signature check (no store)",
+	"+ bare SQLite append (no index)",
+};
+
+/* The floor table of STAGE_APPEND: the events columns, nothing else. */
+static sqlite3 *
+append_open(const char *dir)
+{
+	char	 path[256];
+	sqlite3	*db;
+
+	snprintf(path, sizeof(path), "%s/append.db", dir);
+	if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db,
+	    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+	    "CREATE TABLE t (id BLOB, pubkey BLOB, kind INTEGER, "
+	    "created_at INTEGER, source TEXT, first_relay TEXT, "
+	    "received_at INTEGER, json TEXT);", NULL, NULL, NULL) != SQLITE_OK)
+		abort();
+	return db;
+}
+
+/* Append ev (its JSON in json) to the floor table, committing as ingest. */
+static void
+append_row(sqlite3 *db, sqlite3_stmt *ins, const struct event *ev,
+    const struct buf *json, size_t *batch)
+{
+	if (*batch == 0 && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		abort();
+	if (sqlite3_bind_blob(ins, 1, ev->id, 32, SQLITE_STATIC) ||
+	    sqlite3_bind_blob(ins, 2, ev->pubkey, 32, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(ins, 3, ev->kind) ||
+	    sqlite3_bind_int64(ins, 4, ev->created_at) ||
+	    sqlite3_bind_text(ins, 5, "backfill", -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(ins, 6, "wss://bench.example", -1,
+	    SQLITE_STATIC) || sqlite3_bind_int64(ins, 7, BENCH_NOW) ||
+	    sqlite3_bind_text(ins, 8, (const char *)json->data, (int)json->len,
+	    SQLITE_STATIC) || sqlite3_step(ins) != SQLITE_DONE ||
+	    sqlite3_reset(ins) != SQLITE_OK)
+		abort();
+	if (++*batch == INGEST_COMMIT_EVENTS) {
+		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			abort();
+		*batch = 0;
+	}
+}
+
+/*
+ * Frames [0, n) through the path up to and including stage st (db, ins
+ * and batch: the floor table, for STAGE_APPEND).
+ */
+static double
+run_stage(const struct sample *s, size_t n, enum stage st, struct buf *json,
+    sqlite3 *db, sqlite3_stmt *ins, size_t *batch)
+{
+	struct relay_msg	msg;
+	struct event		ev;
+	uint8_t			id[32];
+	double			t0 = wall_s();
+	size_t			i;
+
+	for (i = 0; i < n; i++) {
+		if (relay_msg_parse(&msg, s[i].frame, s[i].len,
+		    WS_MAX_MSG_BYTES_DEFAULT) != RELAY_MSG_PARSED)
+			abort();
+		event_init(&ev);
+		if (event_from_cjson(&ev, relay_msg_take_event(&msg)) !=
+		    EVENT_OK)
+			abort();
+		buf_reset(json);
+		if (st >= STAGE_ID && (event_to_json_id(&ev, json, id) == -1 ||
+		    memcmp(id, ev.id, 32) != 0))
+			abort();
+		if (st >= STAGE_SIG && event_check_sig(&ev) != EVENT_OK)
+			abort();
+		if (st >= STAGE_APPEND)
+			append_row(db, ins, &ev, json, batch);
+		event_free(&ev);
+		relay_msg_free(&msg);
+	}
+	return wall_s() - t0;
+}
+
+static int	rm_entry(const char *, const struct stat *, int, struct FTW *);
+
+/*
+ * Ratio verify / stage for each stage, chunks alternated as in (b); the
+ * floor table lives in a temporary directory of its own.
+ */
+static void
+run_stages(const struct sample *s, size_t n, double ratio[NSTAGES])
+{
+	char		 dir[] = "/tmp/bench_append.XXXXXX";
+	struct buf	 json;
+	sqlite3		*db;
+	sqlite3_stmt	*ins;
+	double		 v, t;
+	size_t		 i, m, batch = 0;
+	int		 st;
+
+	if (mkdtemp(dir) == NULL)
+		abort();
+	db = append_open(dir);
+	if (sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?1, ?2, ?3, ?4, "
+	    "?5, ?6, ?7, ?8)", -1, &ins, NULL) != SQLITE_OK)
+		abort();
+	buf_init(&json, EVENT_SERIAL_MAX_BYTES + 64);
+	for (st = 0; st < NSTAGES; st++) {
+		v = t = 0;
+		for (i = 0; i < n; i += m) {
+			m = n - i < VERIFY_CHUNK ? n - i : VERIFY_CHUNK;
+			v += run_verify(s + i, m);
+			t += run_stage(s + i, m, (enum stage)st, &json, db,
+			    ins, &batch);
+		}
+		ratio[st] = v / t;
+	}
+	if ((batch > 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) !=
+	    SQLITE_OK) || sqlite3_finalize(ins) != SQLITE_OK ||
+	    sqlite3_close(db) != SQLITE_OK)
+		abort();
+	buf_free(&json);
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static int
 rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -351,6 +491,8 @@ main(int argc, char **argv)
 	int		 runs, i;
 	struct sample	*s;
 	struct result	 pol[BENCH_MAX_RUNS], every[BENCH_MAX_RUNS];
+	double		 stage[NSTAGES][BENCH_MAX_RUNS], x[BENCH_MAX_RUNS];
+	int		 st;
 	double		 verify_best = 0, dup_warm = 0, dup_cold = 0, w, c;
 
 	if (argc > 1 && strcmp(argv[1], "-w") == 0) {
@@ -381,6 +523,9 @@ main(int argc, char **argv)
 		if (i == 0 || c < dup_cold)
 			dup_cold = c;
 		one_store(s, n, round_events, 0, 1, &every[i], NULL, NULL);
+		run_stages(s, n, x);
+		for (st = 0; st < NSTAGES; st++)
+			stage[st][i] = x[st];
 		w = run_verify(s, n);
 		if (i == 0 || w < verify_best)
 			verify_best = w;
@@ -392,6 +537,19 @@ main(int argc, char **argv)
 	printf("ingest/verify (goal >= 0.70), commits, disk bytes:\n");
 	print_policy("policy", pol, runs, n);
 	print_policy("every round", every, runs, n);
+	printf("where the time goes (median over the runs; share = time of "
+	    "a bare verify / time of the path up to there):\n");
+	for (st = 0; st < NSTAGES; st++) {
+		qsort(stage[st], (size_t)runs, sizeof(double), cmp_double);
+		printf("  %-36s verify/path %.2f  (%.2f verify per event)\n",
+		    stage_names[st], stage[st][runs / 2],
+		    1 / stage[st][runs / 2]);
+	}
+	for (i = 0; i < runs; i++)
+		x[i] = pol[i].ratio;
+	qsort(x, (size_t)runs, sizeof(double), cmp_double);
+	printf("  %-36s verify/path %.2f  (%.2f verify per event)\n",
+	    "+ dedup probe, insert, commits", x[runs / 2], 1 / x[runs / 2]);
 	printf("duplicates, recent-id set warm: %10.0f events/s\n",
 	    n / dup_warm);
 	printf("duplicates, store lookups only: %10.0f events/s\n",
