@@ -94,6 +94,7 @@ deb-arm64 deb-armhf: deb-%: cross-deps
 	CACHEBOX_SYSROOTS=$(SYSROOTS) firmware/build-deb.sh $*
 
 image: deb-arm64
+	toolchain/install-deps.sh image
 	CACHEBOX_SYSROOTS=$(SYSROOTS) firmware/build-image.sh
 
 clean:

@@ -6,6 +6,8 @@
 #   toolchain/install-deps.sh test     plus test dependencies (node peers, postgres,
 #                                      clang and its libFuzzer runtime, chromium)
 #   toolchain/install-deps.sh cross    plus cross compilers, mmdebstrap and qemu-user
+#   toolchain/install-deps.sh image    plus what firmware/build-image.sh runs
+#                                      (mmdebstrap, qemu-user, zstd, arch-test)
 # Sets combine: toolchain/install-deps.sh test cross
 set -eu
 
@@ -20,13 +22,16 @@ curl python3 procps chromium"
 # mmdebstrap needs gpg and the archive keyring (it only recommends gpg).
 cross_pkgs="mmdebstrap gpg debian-archive-keyring qemu-user-static
 gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf"
+image_pkgs="mmdebstrap gpg debian-archive-keyring qemu-user-static zstd
+arch-test"
 
 want="$build_pkgs"
 for extra in "$@"; do
 	case "$extra" in
 	test)	want="$want $test_pkgs" ;;
 	cross)	want="$want $cross_pkgs" ;;
-	*)	echo "install-deps: unknown set '$extra' (use: test, cross)" >&2; exit 2 ;;
+	image)	want="$want $image_pkgs" ;;
+	*)	echo "install-deps: unknown set '$extra' (use: test, cross, image)" >&2; exit 2 ;;
 	esac
 done
 

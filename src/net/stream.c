@@ -72,7 +72,9 @@ stream_stage(struct stream *s, enum stream_state st)
 static void
 stream_fail(struct stream *s, const char *reason)
 {
-	snprintf(s->reason, sizeof(s->reason), "%s", reason);
+	/* A long reason (a peer's text) is cut to what status shows. */
+	snprintf(s->reason, sizeof(s->reason), "%.*s",
+	    (int)sizeof(s->reason) - 1, reason);
 	s->state = STREAM_FAILED;
 	if (s->fd != -1)
 		loop_fd_set_events(s->loop, s->fd, 0);

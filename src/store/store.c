@@ -226,7 +226,7 @@ static int
 store_identify(sqlite3 *db, const char *path, int latest, int *version,
     char *err, size_t errlen)
 {
-	int64_t	appid, uv, nobj;
+	int64_t	appid = 0, uv = 0, nobj = 0;
 	int	rc;
 
 	if ((rc = store_query_int(db, "PRAGMA application_id", &appid)) != 0 ||
@@ -505,7 +505,7 @@ store_path(const struct store *st)
 int
 store_schema_version(struct store *st)
 {
-	int64_t	v;
+	int64_t	v = 0;
 
 	if (store_query_int(st->db, "PRAGMA user_version", &v) != SQLITE_OK) {
 		log_warnx("store: user_version: %s", sqlite3_errmsg(st->db));
