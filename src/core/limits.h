@@ -147,9 +147,10 @@
 #define UPLINK_URL_MAX			URL_MAX_BYTES	/* bytes of uplink.url */
 #define UPLINK_RATE_WINDOW_S		10		/* forward rate is averaged over this many seconds */
 #define UPLINK_DEADLETTER_LIST_MAX	100		/* dead letters one listing returns */
-#define UPLINK_PG_BATCH_ROWS		1000		/* events in one INSERT into caching_event_inbox */
+#define UPLINK_PG_BATCH_ROWS		1000		/* events in one batch (one COPY and INSERT) into caching_event_inbox */
 #define UPLINK_PG_BATCH_JSON_BYTES	(1024 * 1024)	/* event JSON bytes in one batch (at least one event) */
-#define UPLINK_PG_QUERY_MAX_BYTES	(8 * 1024 * 1024) /* bytes of one batch statement after escaping (>= 4 x EVENT_MAX_BYTES_CEILING) */
+#define UPLINK_PG_QUERY_MAX_BYTES	(8 * 1024 * 1024) /* bytes of one batch's COPY text after escaping (>= 2 x EVENT_MAX_BYTES_CEILING) */
+#define UPLINK_PG_COPY_CHUNK_BYTES	(64 * 1024)	/* COPY text handed to libpq at a time (PQputCopyData) */
 #define UPLINK_PG_CONNECT_TIMEOUT_MS	10000		/* URL to an open Postgres session, ms */
 #define UPLINK_PG_QUERY_TIMEOUT_MS	60000		/* one batch sent to its COMMIT answered, ms */
 #define UPLINK_WS_WINDOW		128		/* EVENTs sent and not yet answered by OK */
@@ -176,7 +177,8 @@
 #define DRAIN_SAME_SECOND_MIN		2		/* events in one second before a page can be a burst */
 #define DRAIN_RECOVER_PAGES		16		/* clean pages before a relay that dropped pages gets more steps */
 #define DRAIN_TICK_MS			5000		/* every relay's drain is looked at again after, ms */
-#define DRAIN_NOANSWER_RETRY_S		3600		/* a relay recorded "no answer" for an author is asked again after, s (wall) */
+#define DRAIN_NOANSWER_RETRY_S		3600		/* a relay recorded "no answer" for an author is asked again after, s (wall); doubled for each earlier record */
+#define DRAIN_NOANSWER_RETRY_MAX_S	(24 * 3600)	/* ...up to, s (wall) */
 #define DRAIN_RETRY_SWEEP_MS		(5 * 60 * 1000)	/* cursor rows due a retry are looked for every, ms */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 

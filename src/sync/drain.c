@@ -818,10 +818,30 @@ drelay_find(struct drain *d, const char *url)
 }
 
 /*
+ * Seconds a row recorded "no answer" waits before its relay is asked
+ * again: DRAIN_NOANSWER_RETRY_S after the first record, doubled for each
+ * one before it (every record took DRAIN_MAX_STALLS stalls, and the row's
+ * lifetime stall count survives restarts), at most
+ * DRAIN_NOANSWER_RETRY_MAX_S. A relay that is gone for good is then asked
+ * once a day, not every hour.
+ */
+static int64_t
+row_retry_delay(const struct store_cursor *c)
+{
+	int64_t	records = c->stalls_total / DRAIN_MAX_STALLS, delay;
+
+	delay = DRAIN_NOANSWER_RETRY_S;
+	while (--records > 0 && delay < DRAIN_NOANSWER_RETRY_MAX_S)
+		delay *= 2;
+	return delay < DRAIN_NOANSWER_RETRY_MAX_S ? delay :
+	    DRAIN_NOANSWER_RETRY_MAX_S;
+}
+
+/*
  * Whether an incomplete row is due another try: a relay that gave no
- * answer is asked again DRAIN_NOANSWER_RETRY_S after it was recorded
- * (wall seconds: the record must outlive a restart); a row set aside by
- * the outbox limits as soon as its relay is dialled again.
+ * answer is asked again row_retry_delay() after it was recorded (wall
+ * seconds: the record must outlive a restart); a row set aside by the
+ * outbox limits as soon as its relay is dialled again.
  */
 static bool
 row_retry_due(const struct store_cursor *c, bool allowed, int64_t now)
@@ -832,7 +852,7 @@ row_retry_due(const struct store_cursor *c, bool allowed, int64_t now)
 		return true;
 	return strncmp(c->reason, DRAIN_REASON_NOANSWER,
 	    strlen(DRAIN_REASON_NOANSWER)) == 0 &&
-	    now - c->updated_at >= DRAIN_NOANSWER_RETRY_S;
+	    now - c->updated_at >= row_retry_delay(c);
 }
 
 /*

@@ -20,8 +20,9 @@
  *
  * A relay that gave no answer (DRAIN_MAX_STALLS requests in a row without
  * EOSE) is recorded incomplete with that reason and asked again from the
- * same cursor DRAIN_NOANSWER_RETRY_S later, so a relay that was down
- * during the first drain gets its turn; meanwhile the row counts as
+ * same cursor DRAIN_NOANSWER_RETRY_S later (doubled for each earlier
+ * record of the row, up to DRAIN_NOANSWER_RETRY_MAX_S), so a relay that
+ * was down during the first drain gets its turn; meanwhile the row counts as
  * finished, so idle is reached. Which outbox relays are used at all is
  * decided by sync/outbox.h; a row on a relay no longer dialled is set
  * aside (DRAIN_REASON_UNUSED) and resumes if the relay is dialled again.

@@ -3,12 +3,14 @@
 # turn later. Relay b refuses every REQ ("blocked:") in a first run: each
 # author's row on b ends "no answer from relay: ..." and --exit-when-idle
 # still exits (the rows count as finished). relaysim then comes back on the
-# same ports with b healthy. Half of b's rows are aged past the retry delay
-# (DRAIN_NOANSWER_RETRY_S, an hour: the record is in wall seconds, so the
-# test moves updated_at back instead of waiting); a second --exit-when-idle
-# run must drain exactly those again to complete, storing every event b
-# can page for them, while the rows recorded just now stay incomplete and
-# do not keep the daemon from exiting.
+# same ports with b healthy. Half of b's rows are aged past their retry
+# delay (DRAIN_NOANSWER_RETRY_S, an hour, doubled for each earlier record:
+# the record is in wall seconds, so the test moves updated_at back instead
+# of waiting, and gives two rows the stall count of a second record); a
+# second --exit-when-idle run must drain exactly those again to complete,
+# storing every event b can page for them, while the rows still inside
+# their delay (one of them aged an hour, but on its second record) stay
+# incomplete and do not keep the daemon from exiting.
 . "$(dirname "$0")/lib.sh"
 command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
 command -v python3 >/dev/null || exit 77
@@ -59,15 +61,25 @@ relaysim_stop >/dev/null 2>&1 || true
 sim ''
 relaysim_start "$T/sim.json" || { fail "relaysim starts again"; finish; exit 1; }
 check "relaysim is back on the same ports" test "$(relaysim_url b)" = "$URLB"
-# Age the first three rows past the retry delay; the rest stay recent.
+check "every row on b took 3 stalls (one record)" \
+    test "$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM cursors "
+      "WHERE relay = ? AND stalls_total = 3", (sys.argv[2],)).fetchone()[0])' \
+    "$D/cachebox.db" "$URLB")" -eq 6
+# Age the first three rows past their delay: the first on its second
+# record (6 stalls: two hours), the next two on their first (an hour).
+# The fourth is on its second record and aged only an hour: not due yet.
+# The last two stay recent.
 python3 - "$D/cachebox.db" "$URLB" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 pks = [r[0] for r in db.execute("SELECT pubkey FROM cursors WHERE relay = ? "
-                                "ORDER BY pubkey", (sys.argv[2],))][:3]
-for pk in pks:
-    db.execute("UPDATE cursors SET updated_at = updated_at - 3601 "
-               "WHERE relay = ? AND pubkey = ?", (sys.argv[2], pk))
+                                "ORDER BY pubkey", (sys.argv[2],))]
+for pk, age, stalls in ((pks[0], 7201, 6), (pks[1], 3601, 3),
+                        (pks[2], 3601, 3), (pks[3], 3601, 6)):
+    db.execute("UPDATE cursors SET updated_at = updated_at - ?, "
+               "stalls_total = ? WHERE relay = ? AND pubkey = ?",
+               (age, stalls, sys.argv[2], pk))
 db.commit()
 PY
 check "second run: retries the aged rows and exits idle" \
@@ -76,7 +88,7 @@ rows >"$T/rows2"
 sed 's/^/    /' "$T/rows2"
 check "the three aged rows are complete now, with pages" \
     test "$(head -3 "$T/rows2" | awk '$2 == 1 && $3 > 0 && $5 == ""' | wc -l)" -eq 3
-check "the three recent rows still wait for their retry" \
+check "the three rows inside their delay still wait for their retry" \
     test "$(tail -3 "$T/rows2" | grep -c ' 0 0 0 no_answer_from_relay:_blocked')" -eq 3
 check "the retries are in the log" \
     test "$(grep -c 'retrying an author (was: no answer from relay' "$T/d.log")" -eq 3
