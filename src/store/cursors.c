@@ -98,6 +98,26 @@ cursor_update_done(struct store *st, sqlite3_stmt *stmt, const char *what)
 	return 0;
 }
 
+/*
+ * Prepare sql (?1 pubkey, ?2 relay, ?3 now_s, nothing else), run it as an
+ * UPDATE of that one row (cursor_update_done). 0 or -1.
+ */
+static int
+cursor_update_at(struct store *st, const char *sql, const uint8_t pubkey[32],
+    const char *relay, int64_t now_s, const char *what)
+{
+	sqlite3_stmt	*stmt;
+
+	stmt = store_stmt(st, sql);
+	if (stmt == NULL || cursor_bind_key(st, stmt, pubkey, relay) == -1)
+		return -1;
+	if (sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
+		store_stmt_done(stmt);
+		return -1;
+	}
+	return cursor_update_done(st, stmt, what);
+}
+
 int
 store_cursor_get(struct store *st, const uint8_t pubkey[32],
     const char *relay, struct store_cursor *out)
@@ -173,36 +193,20 @@ int
 store_cursor_stall(struct store *st, const uint8_t pubkey[32],
     const char *relay, int64_t now_s)
 {
-	sqlite3_stmt	*stmt;
-
-	stmt = store_stmt(st, "UPDATE cursors SET stalls = stalls + 1, "
+	return cursor_update_at(st, "UPDATE cursors SET stalls = stalls + 1, "
 	    "stalls_total = stalls_total + 1, updated_at = ?3 WHERE "
-	    "pubkey = ?1 AND relay = ?2");
-	if (stmt == NULL || cursor_bind_key(st, stmt, pubkey, relay) == -1)
-		return -1;
-	if (sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
-		store_stmt_done(stmt);
-		return -1;
-	}
-	return cursor_update_done(st, stmt, "stall");
+	    "pubkey = ?1 AND relay = ?2",
+	    pubkey, relay, now_s, "stall");
 }
 
 int
 store_cursor_complete(struct store *st, const uint8_t pubkey[32],
     const char *relay, int64_t now_s)
 {
-	sqlite3_stmt	*stmt;
-
-	stmt = store_stmt(st, "UPDATE cursors SET complete = 1, "
+	return cursor_update_at(st, "UPDATE cursors SET complete = 1, "
 	    "incomplete_reason = NULL, gap_since = NULL, updated_at = ?3 "
-	    "WHERE pubkey = ?1 AND relay = ?2");
-	if (stmt == NULL || cursor_bind_key(st, stmt, pubkey, relay) == -1)
-		return -1;
-	if (sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
-		store_stmt_done(stmt);
-		return -1;
-	}
-	return cursor_update_done(st, stmt, "complete");
+	    "WHERE pubkey = ?1 AND relay = ?2",
+	    pubkey, relay, now_s, "complete");
 }
 
 int
@@ -237,18 +241,10 @@ int
 store_cursor_retry(struct store *st, const uint8_t pubkey[32],
     const char *relay, int64_t now_s)
 {
-	sqlite3_stmt	*stmt;
-
-	stmt = store_stmt(st, "UPDATE cursors SET complete = 0, "
+	return cursor_update_at(st, "UPDATE cursors SET complete = 0, "
 	    "incomplete_reason = NULL, stalls = 0, updated_at = ?3 "
-	    "WHERE pubkey = ?1 AND relay = ?2");
-	if (stmt == NULL || cursor_bind_key(st, stmt, pubkey, relay) == -1)
-		return -1;
-	if (sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
-		store_stmt_done(stmt);
-		return -1;
-	}
-	return cursor_update_done(st, stmt, "retry");
+	    "WHERE pubkey = ?1 AND relay = ?2",
+	    pubkey, relay, now_s, "retry");
 }
 
 int
