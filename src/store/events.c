@@ -130,26 +130,15 @@ store_event_exists(struct store *st, const uint8_t id[32])
 int
 store_events_totals(struct store *st, int64_t *count, int64_t *bytes)
 {
-	sqlite3_stmt	*stmt;
-	int		 rc;
+	int64_t	c, b;
 
+	if (store_row_two(st, "SELECT count, bytes FROM event_totals "
+	    "WHERE id = 1", &c, &b, "events totals") == -1)
+		return -1;
 	/* What this connection's open transaction added, then the row. */
 	store_totals_pending(st, count, bytes);
-	stmt = store_stmt(st, "SELECT count, bytes FROM event_totals "
-	    "WHERE id = 1");
-	if (stmt == NULL)
-		return -1;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		*count += sqlite3_column_int64(stmt, 0);
-		*bytes += sqlite3_column_int64(stmt, 1);
-	}
-	store_stmt_done(stmt);
-	if (rc != SQLITE_ROW) {
-		log_warnx("store: events totals: %s",
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
+	*count += c;
+	*bytes += b;
 	return 0;
 }
 

@@ -309,26 +309,10 @@ store_follows_active(struct store *st, uint8_t (**out)[32], size_t *n)
 int
 store_follows_count(struct store *st, int64_t *active, int64_t *stale)
 {
-	sqlite3_stmt	*stmt;
-	int		 rc;
-
 	*active = *stale = 0;
-	stmt = store_stmt(st, "SELECT coalesce(sum(stale = 0), 0), "
-	    "coalesce(sum(stale = 1), 0) FROM follows");
-	if (stmt == NULL)
-		return -1;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		*active = sqlite3_column_int64(stmt, 0);
-		*stale = sqlite3_column_int64(stmt, 1);
-	}
-	store_stmt_done(stmt);
-	if (rc != SQLITE_ROW) {
-		log_warnx("store: follows count: %s",
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return 0;
+	return store_row_two(st, "SELECT coalesce(sum(stale = 0), 0), "
+	    "coalesce(sum(stale = 1), 0) FROM follows", active, stale,
+	    "follows count");
 }
 
 int

@@ -769,3 +769,25 @@ store_bind_fail(struct store *st, sqlite3_stmt *stmt, const char *what)
 	log_warnx("store: %s: bind: %s", what, sqlite3_errmsg(st->db));
 	store_stmt_done(stmt);
 }
+
+int
+store_row_two(struct store *st, const char *sql, int64_t *a, int64_t *b,
+    const char *what)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if ((stmt = store_stmt(st, sql)) == NULL)
+		return -1;
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*a = sqlite3_column_int64(stmt, 0);
+		*b = sqlite3_column_int64(stmt, 1);
+	}
+	store_stmt_done(stmt);
+	if (rc != SQLITE_ROW) {
+		log_warnx("store: %s: %s", what, sqlite3_errmsg(st->db));
+		return -1;
+	}
+	return 0;
+}

@@ -108,6 +108,13 @@ void		 store_stmt_done(sqlite3_stmt *stmt);
 int		 store_step_done(struct store *, sqlite3_stmt *stmt, const char *what);
 /* Log a failed bind of stmt as "store: <what>: bind: ..." and release it. */
 void		 store_bind_fail(struct store *, sqlite3_stmt *stmt, const char *what);
+/*
+ * Run sql (no parameters), which must give exactly one row, and read its
+ * first two columns as integers into *a and *b. 0, or -1 (logged with
+ * what) when it fails or gives no row.
+ */
+int		 store_row_two(struct store *, const char *sql, int64_t *a,
+		    int64_t *b, const char *what);
 
 /*
  * Run sql (one or more statements, no rows expected) outside the statement
