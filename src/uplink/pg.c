@@ -1,25 +1,31 @@
 /*
- * pg.c — the Postgres uplink driver: batches of inbox rows go into
- * caching_event_inbox (sql/postgres/) as one multi-row INSERT ... ON
- * CONFLICT (event_id) DO NOTHING between BEGIN and COMMIT; the rows leave
- * the local inbox only once the COMMIT was answered. A batch whose answer
- * never came is sent again after a reconnect, which the unique event_id
- * makes harmless.
+ * pg.c — the Postgres uplink driver: a batch of inbox rows goes into
+ * caching_event_inbox (sql/postgres/) as one transaction: BEGIN, COPY of
+ * the rows (text format) into a temporary staging table the session
+ * creates once when it opens, INSERT ... SELECT from that table ... ON
+ * CONFLICT (event_id) DO NOTHING, COMMIT. The staging table empties
+ * itself at the end of every transaction. The rows leave the local inbox
+ * only once the COMMIT was answered. A batch whose answer never came is
+ * sent again after a reconnect, which the unique event_id makes harmless.
  *
  * Everything goes through libpq's asynchronous API, driven by the loop:
  * PQconnectStartParams/PQconnectPoll with PQsocket watched in the
  * direction PQconnectPoll asks for, PQsendQuery, PQflush until 0 while
- * POLLOUT, PQconsumeInput and PQgetResult only while PQisBusy is false. A
- * host name is resolved with c-ares first and handed to libpq as
- * hostaddr (libpq's own lookup would block). It must never call PQexec,
- * PQconnectdb, PQgetResult on a busy connection, or anything else that
- * waits for the server.
+ * POLLOUT, PQconsumeInput and PQgetResult only while PQisBusy is false.
+ * The COPY rows are fed on the non-blocking connection a chunk at a time
+ * with PQputCopyData, the next chunk only once PQflush has emptied
+ * libpq's buffer (else after POLLOUT), then PQputCopyEnd; PQgetResult is
+ * not called while rows are being fed. A host name is resolved with
+ * c-ares first and handed to libpq as hostaddr (libpq's own lookup would
+ * block). It must never call PQexec, PQconnectdb, PQgetResult on a busy
+ * connection, or anything else that waits for the server.
  *
  * A batch Postgres refuses because of a row's content (a data exception
- * or a constraint) is halved until the row is alone; that row becomes a
- * dead letter with Postgres's message. Any other failure (password,
- * unreachable host, missing table, server gone mid-batch) keeps every row
- * pending, shows the reason as last_error and reconnects with backoff.
+ * or a constraint, in the COPY or in the INSERT) is halved until the row
+ * is alone; that row becomes a dead letter with Postgres's message. Any
+ * other failure (password, unreachable host, missing table, server gone
+ * mid-batch) keeps every row pending, shows the reason as last_error and
+ * reconnects with backoff.
  */
 #include <sys/socket.h>
 
@@ -47,13 +53,16 @@
 
 #define PG_DEFAULT_PORT		5432
 #define PG_MAX_OPTIONS		64	/* connection keywords passed to libpq */
+#define PG_BATCH_SQL_BYTES	512	/* the batch statement, box key included */
 
 enum pg_state {
 	PG_RESOLVING = 0,
 	PG_CONNECTING,
 	PG_SCHEMA,		/* applying sql/postgres/ */
+	PG_STAGING,		/* creating the session's staging table */
 	PG_READY,		/* connected, no query in flight */
-	PG_SENDING,		/* a batch in flight */
+	PG_SENDING,		/* a batch in flight, its rows not being fed */
+	PG_COPYING,		/* feeding the batch's rows to its COPY */
 	PG_ROLLBACK,		/* ending a transaction a refused batch left */
 	PG_BACKOFF,
 	PG_FAILED,		/* the URL can never work */
@@ -63,14 +72,16 @@ static const char *const pg_state_names[] = {
 	[PG_RESOLVING] = "resolving",
 	[PG_CONNECTING] = "connecting",
 	[PG_SCHEMA] = "creating schema",
+	[PG_STAGING] = "creating staging table",
 	[PG_READY] = "ready",
 	[PG_SENDING] = "sending",
+	[PG_COPYING] = "sending",
 	[PG_ROLLBACK] = "rolling back",
 	[PG_BACKOFF] = "backoff",
 	[PG_FAILED] = "failed",
 };
 
-/* A batch: its rows and the statement that carries them. */
+/* A batch: its rows and their COPY text. */
 struct pg_batch {
 	struct inbox_batch	 rows;
 	struct buf		 q;
@@ -99,6 +110,16 @@ struct pg {
 	struct pg_batch		*cur, *next;
 	bool			 next_ready;
 	char			 box_hex[65];
+	char			 batch_sql[PG_BATCH_SQL_BYTES];
+	size_t			 copy_off;	/* bytes of cur->q given to libpq */
+	bool			 copy_begun;	/* the batch's COPY asked for rows */
+	/*
+	 * Rows of the last committed batch, still in the local inbox: they
+	 * are deleted once the next batch's rows are on their way (or before
+	 * the inbox is read from its oldest row again).
+	 */
+	int64_t			 done[UPLINK_PG_BATCH_ROWS];
+	size_t			 ndone;
 	/* The answer to the query in flight. */
 	bool			 q_failed;
 	bool			 q_committed;
@@ -108,6 +129,7 @@ struct pg {
 
 static void	pg_connect(struct pg *);
 static void	pg_pump(struct pg *);
+static void	pg_copy_sent(struct pg *);
 
 static void
 pg_set_state(struct pg *pg, enum pg_state s)
@@ -150,7 +172,27 @@ pg_timer_cancel(struct pg *pg)
 	pg->timer = 0;
 }
 
-/* Drop the connection and anything in flight; rows stay pending. */
+/*
+ * Delete the committed rows from the local inbox. On a store failure they
+ * stay and are sent again: harmless.
+ */
+static void
+pg_confirm(struct pg *pg)
+{
+	int64_t	deleted;
+
+	if (pg->ndone == 0)
+		return;
+	if ((deleted = store_inbox_confirm(pg->store, pg->done,
+	    pg->ndone)) > 0)
+		uplink_delivered(pg->up, (uint64_t)deleted);
+	pg->ndone = 0;
+}
+
+/*
+ * Drop the connection and anything in flight; rows not committed stay
+ * pending.
+ */
 static void
 pg_close(struct pg *pg)
 {
@@ -165,6 +207,7 @@ pg_close(struct pg *pg)
 	if (pg->conn != NULL)
 		PQfinish(pg->conn);
 	pg->conn = NULL;
+	pg_confirm(pg);
 	store_inbox_batch_clear(&pg->cur->rows);
 	store_inbox_batch_clear(&pg->next->rows);
 	pg->next_ready = false;
@@ -405,7 +448,8 @@ pg_flush(struct pg *pg)
 static void
 pg_send(struct pg *pg, const char *sql, enum pg_state state)
 {
-	pg->q_failed = pg->q_committed = false;
+	pg->q_failed = pg->q_committed = pg->copy_begun = false;
+	pg->copy_off = 0;
 	pg->q_error[0] = pg->q_sqlstate[0] = '\0';
 	if (PQsendQuery(pg->conn, sql) == 0) {
 		pg_fail(pg, "sending", PQerrorMessage(pg->conn));
@@ -436,6 +480,24 @@ pg_schema(struct pg *pg)
 	buf_free(&sql);
 }
 
+/*
+ * The staging table the batches are copied into: one per session, never
+ * seen by other sessions, emptied at each COMMIT (a ROLLBACK takes its
+ * rows back anyway). The JSON stays text there and is cast in the INSERT,
+ * so an event jsonb cannot hold is refused with jsonb's own data
+ * exception; a value another column cannot take is refused by the COPY,
+ * also as a data exception.
+ */
+static const char pg_stage_sql[] =
+    "CREATE TEMP TABLE IF NOT EXISTS cachebox_stage (e text, p text, "
+    "k int, c int8, j text, s text, r text, rc int8) ON COMMIT DELETE ROWS";
+
+static void
+pg_stage(struct pg *pg)
+{
+	pg_send(pg, pg_stage_sql, PG_STAGING);
+}
+
 static void
 pg_connected(struct pg *pg)
 {
@@ -452,8 +514,7 @@ pg_connected(struct pg *pg)
 		pg_schema(pg);
 		return;
 	}
-	pg_set_state(pg, PG_READY);
-	pg_pump(pg);
+	pg_stage(pg);
 }
 
 static void
@@ -499,13 +560,90 @@ pg_error_text(char *out, size_t outlen, const PGresult *res)
 	pg_msg(out, outlen, text);
 }
 
-/* Record one result of the query in flight. */
-static void
+/* Come back when libpq's socket takes more. 0, or -1 (closed). */
+static int
+pg_wait_writable(struct pg *pg)
+{
+	if (pg_watch(pg, POLLIN | POLLOUT) == 0)
+		return 0;
+	pg_fail(pg, "connection lost", "socket gone");
+	return -1;
+}
+
+/*
+ * Feed the current batch's COPY text to libpq from copy_off on, a chunk
+ * at a time, stopping when libpq cannot hand a chunk to the socket yet
+ * (POLLOUT brings us back), then end the COPY. 0, or -1 when the
+ * connection failed (and was closed).
+ */
+static int
+pg_copy_push(struct pg *pg)
+{
+	const struct buf	*q = &pg->cur->q;
+	size_t			 n;
+	int			 rc;
+
+	while (pg->copy_off < q->len) {
+		n = q->len - pg->copy_off;
+		if (n > UPLINK_PG_COPY_CHUNK_BYTES)
+			n = UPLINK_PG_COPY_CHUNK_BYTES;
+		rc = PQputCopyData(pg->conn, (const char *)q->data +
+		    pg->copy_off, (int)n);
+		if (rc == 1) {
+			pg->copy_off += n;
+			rc = PQflush(pg->conn);
+		} else if (rc == 0)
+			rc = 1;		/* libpq's buffer is full: wait */
+		if (rc == -1)
+			break;
+		if (rc == 1)
+			return pg_wait_writable(pg);
+	}
+	if (pg->copy_off == q->len) {
+		if ((rc = PQputCopyEnd(pg->conn, NULL)) == 0)
+			return pg_wait_writable(pg);
+		if (rc == 1) {
+			pg_set_state(pg, PG_SENDING);
+			if (pg_flush(pg) == -1)
+				return -1;
+			pg_copy_sent(pg);
+			return 0;
+		}
+	}
+	pg_fail(pg, "sending", PQerrorMessage(pg->conn));
+	return -1;
+}
+
+/*
+ * The server asks for rows: the batch's COPY has begun. Any other COPY
+ * (a second one, or one outside a batch) cannot come from our statements
+ * and ends the session. 0, or -1 when the connection was closed.
+ */
+static int
+pg_copy_begin(struct pg *pg, ExecStatusType st)
+{
+	if (st != PGRES_COPY_IN || pg->state != PG_SENDING || pg->copy_begun) {
+		pg_fail(pg, "sending", "unexpected COPY from the server");
+		return -1;
+	}
+	pg->copy_begun = true;
+	pg_set_state(pg, PG_COPYING);
+	return pg_copy_push(pg);
+}
+
+/*
+ * Record one result of the query in flight. 0, or -1 when the connection
+ * was closed.
+ */
+static int
 pg_result(struct pg *pg, PGresult *res)
 {
 	ExecStatusType	 st = PQresultStatus(res);
 	const char	*code;
 
+	if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT ||
+	    st == PGRES_COPY_BOTH)
+		return pg_copy_begin(pg, st);
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
 		if (strcmp(PQcmdStatus(res), "COMMIT") == 0)
 			pg->q_committed = true;
@@ -515,15 +653,16 @@ pg_result(struct pg *pg, PGresult *res)
 			snprintf(pg->q_error, sizeof(pg->q_error),
 			    "the transaction was rolled back");
 		}
-		return;
+		return 0;
 	}
 	if (pg->q_failed)
-		return;
+		return 0;
 	pg->q_failed = true;
 	pg_error_text(pg->q_error, sizeof(pg->q_error), res);
 	code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	snprintf(pg->q_sqlstate, sizeof(pg->q_sqlstate), "%s",
 	    code != NULL ? code : "");
+	return 0;
 }
 
 /* A refusal caused by a row's content, not by the server or the schema. */
@@ -538,12 +677,12 @@ pg_data_error(const struct pg *pg)
 static void
 pg_batch_ok(struct pg *pg)
 {
-	int64_t	seqs[UPLINK_PG_BATCH_ROWS];
-	int64_t	deleted;
-	size_t	i, n = 0;
+	size_t	i;
 
-	for (i = 0; i < pg->cur->rows.n && n < UPLINK_PG_BATCH_ROWS; i++)
-		seqs[n++] = pg->cur->rows.rows[i].seq;
+	pg_confirm(pg);
+	for (i = 0; i < pg->cur->rows.n && i < UPLINK_PG_BATCH_ROWS; i++)
+		pg->done[i] = pg->cur->rows.rows[i].seq;
+	pg->ndone = i;
 	store_inbox_batch_clear(&pg->cur->rows);
 	pg->failures = 0;
 	uplink_clear_error(pg->up);
@@ -551,16 +690,6 @@ pg_batch_ok(struct pg *pg)
 		pg->batch_max = pg->batch_max * 2 > UPLINK_PG_BATCH_ROWS ?
 		    UPLINK_PG_BATCH_ROWS : pg->batch_max * 2;
 	pg_set_state(pg, PG_READY);
-	/*
-	 * A batch built ahead goes out first, so the delete overlaps its
-	 * insert; without one, the next batch is read from the oldest
-	 * pending row and must not find these rows again. On a store
-	 * failure the rows stay and are sent again: harmless.
-	 */
-	if (pg->next_ready)
-		pg_pump(pg);
-	if ((deleted = store_inbox_confirm(pg->store, seqs, n)) > 0)
-		uplink_delivered(pg->up, (uint64_t)deleted);
 	pg_pump(pg);
 }
 
@@ -614,6 +743,13 @@ pg_query_done(struct pg *pg)
 		}
 		pg->schema_done = true;
 		log_info("uplink: caching_event_inbox schema applied");
+		pg_stage(pg);
+		break;
+	case PG_STAGING:
+		if (pg->q_failed) {
+			pg_fail(pg, "creating the staging table", pg->q_error);
+			return;
+		}
 		pg_set_state(pg, PG_READY);
 		pg_pump(pg);
 		break;
@@ -641,8 +777,12 @@ static void
 pg_session_io(struct pg *pg, short revents)
 {
 	PGresult	*res;
+	int		 rc;
 
 	if ((revents & POLLOUT) && pg_flush(pg) == -1)
+		return;
+	if (pg->state == PG_COPYING && !(pg->events & POLLOUT) &&
+	    pg_copy_push(pg) == -1)
 		return;
 	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
 		return;
@@ -652,13 +792,17 @@ pg_session_io(struct pg *pg, short revents)
 	}
 	if ((pg->events & POLLOUT) && pg_flush(pg) == -1)
 		return;
-	while (pg->state != PG_READY && !PQisBusy(pg->conn)) {
+	/* While rows are fed, PQgetResult would only repeat the COPY. */
+	while (pg->state != PG_READY && pg->state != PG_COPYING &&
+	    !PQisBusy(pg->conn)) {
 		if ((res = PQgetResult(pg->conn)) == NULL) {
 			pg_query_done(pg);
 			return;
 		}
-		pg_result(pg, res);
+		rc = pg_result(pg, res);
 		PQclear(res);
+		if (rc == -1)
+			return;
 	}
 	if (pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_BAD)
 		pg_fail(pg, "connection lost", PQerrorMessage(pg->conn));
@@ -678,98 +822,80 @@ pg_io(struct loop *l, int fd, short revents, void *arg)
 }
 
 /*
- * The batch statement is column-major: one array literal per column,
- * unnested into rows. Postgres parses a few long literals far faster than
- * a VALUES list of thousands of rows (it analyses each row of a VALUES
- * list as an expression list). Each array is written inside an E'...'
- * string, so the escaping does not depend on standard_conforming_strings:
- * an element is quoted for the array ("..." with \ and " escaped by a
- * backslash), then each backslash and quote is escaped again for the
- * string. Text that is not valid in the session's encoding is refused by
- * Postgres as a data exception, which isolates its row.
+ * The batch statement: the staging table is filled by the COPY in the
+ * middle, and the INSERT reads it in COPY order. The box's key is the same
+ * for every row, so it is written into the statement once.
+ */
+static const char pg_batch_fmt[] =
+    "BEGIN;COPY pg_temp.cachebox_stage FROM STDIN;"
+    "INSERT INTO caching_event_inbox (event_id,pubkey,kind,created_at,"
+    "event_json,source_class,source_relay,box_pubkey,received_at) "
+    "SELECT e,p,k,c,j::jsonb,s,r,'%s',rc FROM pg_temp.cachebox_stage "
+    "ON CONFLICT (event_id) DO NOTHING;COMMIT";
+
+/*
+ * COPY text format: a tab between columns, a newline after each row, \N
+ * for NULL. Inside a value, backslash, tab, newline and carriage return
+ * are written as \\, \t, \n and \r (the letter is in this table); every
+ * other byte goes through as it is. Text that is not valid in the
+ * session's encoding (a NUL byte included) is refused by the COPY as a
+ * data exception, which isolates its row.
  */
 #define PG_ROW_FIXED_BYTES	512	/* worst case of a row less its JSON and relay */
-#define PG_ESCAPE_GROWTH	4	/* a backslash becomes four */
+#define PG_ESCAPE_GROWTH	2	/* a backslash becomes two */
 
-static const char pg_stmt_head[] =
-    "BEGIN;INSERT INTO caching_event_inbox (event_id,pubkey,kind,"
-    "created_at,event_json,source_class,source_relay,box_pubkey,received_at) "
-    "SELECT e,p,k,c,j::jsonb,s,r,";
-static const char pg_stmt_tail[] =
-    ") AS u(e,p,k,c,j,s,r,rc) ON CONFLICT (event_id) DO NOTHING;COMMIT";
+static const char pg_copy_esc[256] = {
+	['\\'] = '\\', ['\t'] = 't', ['\n'] = 'n', ['\r'] = 'r',
+};
 
-/* Append one text element (or NULL) of an array inside an E'' string. */
+/* Append one value (or NULL) of a COPY text row. 0 or -1. */
 static int
-pg_put_elem(struct buf *q, const char *s, size_t len)
+pg_put_text(struct buf *q, const char *s, size_t len)
 {
-	size_t	i;
+	char	esc[2] = { '\\', 0 };
+	size_t	i, from = 0;
 	int	rc = 0;
 
 	if (s == NULL)
-		return buf_puts(q, "NULL");
-	rc |= buf_putc(q, '"');
+		return buf_append(q, "\\N", 2);
 	for (i = 0; i < len && rc == 0; i++) {
-		switch (s[i]) {
-		case '\\':
-			rc |= buf_puts(q, "\\\\\\\\");
-			break;
-		case '"':
-			rc |= buf_puts(q, "\\\\\"");
-			break;
-		case '\'':
-			rc |= buf_puts(q, "''");
-			break;
-		default:
-			rc |= buf_putc(q, s[i]);
-			break;
-		}
+		if ((esc[1] = pg_copy_esc[(unsigned char)s[i]]) == 0)
+			continue;
+		rc |= buf_append(q, s + from, i - from);
+		rc |= buf_append(q, esc, sizeof(esc));
+		from = i + 1;
 	}
-	return rc | buf_putc(q, '"');
-}
-
-enum pg_col { PG_COL_ID, PG_COL_PUBKEY, PG_COL_KIND, PG_COL_CREATED,
-    PG_COL_JSON, PG_COL_SOURCE, PG_COL_RELAY, PG_COL_RECEIVED, PG_NCOLS };
-
-static const char *const pg_col_type[PG_NCOLS] = {
-	"text", "text", "int", "int8", "text", "text", "text", "int8",
-};
-
-/* Append row r's value of column c as an array element. */
-static int
-pg_put_cell(struct buf *q, const struct inbox_row *r, enum pg_col c)
-{
-	char	hex[65];
-
-	switch (c) {
-	case PG_COL_ID:
-	case PG_COL_PUBKEY:
-		if (hex_encode(c == PG_COL_ID ? r->id : r->pubkey, 32, hex,
-		    sizeof(hex)) == -1)
-			return -1;
-		return buf_puts(q, hex);
-	case PG_COL_KIND:
-		return buf_printf(q, "%u", r->kind);
-	case PG_COL_CREATED:
-		return buf_printf(q, "%lld", (long long)r->created_at);
-	case PG_COL_JSON:
-		return pg_put_elem(q, r->json, r->json_len);
-	case PG_COL_SOURCE:
-		return pg_put_elem(q, r->source, strlen(r->source));
-	case PG_COL_RELAY:
-		return pg_put_elem(q, r->relay, r->relay != NULL ?
-		    strlen(r->relay) : 0);
-	case PG_COL_RECEIVED:
-		return buf_printf(q, "%lld", (long long)r->received_at);
-	default:
+	if (rc != 0)
 		return -1;
-	}
+	return buf_append(q, s + from, len - from);
 }
 
-/* Keep the rows whose worst-case statement fits; the rest stay pending. */
+/* Append row r as one line of COPY text. 0 or -1. */
+static int
+pg_put_row(struct buf *q, const struct inbox_row *r)
+{
+	char	id[65], pubkey[65];
+	int	rc;
+
+	if (hex_encode(r->id, 32, id, sizeof(id)) == -1 ||
+	    hex_encode(r->pubkey, 32, pubkey, sizeof(pubkey)) == -1)
+		return -1;
+	rc = buf_printf(q, "%s\t%s\t%u\t%lld\t", id, pubkey, r->kind,
+	    (long long)r->created_at);
+	rc |= pg_put_text(q, r->json, r->json_len);
+	rc |= buf_putc(q, '\t');
+	rc |= pg_put_text(q, r->source, strlen(r->source));
+	rc |= buf_putc(q, '\t');
+	rc |= pg_put_text(q, r->relay, r->relay != NULL ? strlen(r->relay) : 0);
+	rc |= buf_printf(q, "\t%lld\n", (long long)r->received_at);
+	return rc == 0 ? 0 : -1;
+}
+
+/* Keep the rows whose worst-case COPY text fits; the rest stay pending. */
 static void
 pg_trim_batch(struct inbox_batch *b)
 {
-	size_t	i, need = sizeof(pg_stmt_head) + sizeof(pg_stmt_tail) + 256;
+	size_t	i, need = 0;
 
 	for (i = 0; i < b->n; i++) {
 		const struct inbox_row *r = &b->rows[i];
@@ -788,32 +914,21 @@ pg_trim_batch(struct inbox_batch *b)
 }
 
 /*
- * Build b's statement from its rows. Rows past what
- * fits in UPLINK_PG_QUERY_MAX_BYTES are left out (taken again next
- * time). 0, or -1 when memory ran out.
+ * Build b's COPY text from its rows. Rows past what fits in
+ * UPLINK_PG_QUERY_MAX_BYTES are left out (taken again next time). 0, or
+ * -1 when memory ran out.
  */
 static int
-pg_build(const struct pg *pg, struct pg_batch *b)
+pg_build(struct pg_batch *b)
 {
-	enum pg_col	c;
-	size_t		i;
-	int		rc;
+	size_t	i;
 
 	pg_trim_batch(&b->rows);
 	buf_reset(&b->q);
-	rc = buf_puts(&b->q, pg_stmt_head);
-	rc |= buf_printf(&b->q, "'%s',rc FROM unnest(", pg->box_hex);
-	for (c = 0; c < PG_NCOLS && rc == 0; c++) {
-		rc |= buf_puts(&b->q, c == 0 ? "E'{" : ",E'{");
-		for (i = 0; i < b->rows.n && rc == 0; i++) {
-			if (i > 0)
-				rc |= buf_putc(&b->q, ',');
-			rc |= pg_put_cell(&b->q, &b->rows.rows[i], c);
-		}
-		rc |= buf_printf(&b->q, "}'::%s[]", pg_col_type[c]);
-	}
-	rc |= buf_puts(&b->q, pg_stmt_tail);
-	return rc == 0 ? 0 : -1;
+	for (i = 0; i < b->rows.n; i++)
+		if (pg_put_row(&b->q, &b->rows.rows[i]) == -1)
+			return -1;
+	return 0;
 }
 
 /*
@@ -829,7 +944,7 @@ pg_prepare(struct pg *pg, struct pg_batch *b, int64_t after_seq)
 	    UPLINK_PG_BATCH_JSON_BYTES, &b->rows);
 	if (n <= 0)
 		return n;
-	if (pg_build(pg, b) == -1) {
+	if (pg_build(b) == -1) {
 		store_inbox_batch_clear(&b->rows);
 		return -1;
 	}
@@ -837,15 +952,15 @@ pg_prepare(struct pg *pg, struct pg_batch *b, int64_t after_seq)
 }
 
 /*
- * Send the next batch if the session is idle and rows are pending (the
- * one built ahead, else a fresh one from the oldest pending row), then
- * build the one after it while Postgres works.
+ * Send the next batch if the session is idle and rows are pending: the
+ * one built ahead, else a fresh one from the oldest pending row (which
+ * must not find the last committed rows again, so they are deleted
+ * first).
  */
 static void
 pg_pump(struct pg *pg)
 {
 	struct pg_batch	*b;
-	int64_t		 last;
 
 	if (pg->state != PG_READY)
 		return;
@@ -854,11 +969,26 @@ pg_pump(struct pg *pg)
 		pg->cur = pg->next;
 		pg->next = b;
 		pg->next_ready = false;
-	} else if (pg_prepare(pg, pg->cur, 0) <= 0)
-		return;
-	pg_send(pg, buf_cstr(&pg->cur->q), PG_SENDING);
-	if (pg->state != PG_SENDING)
-		return;
+	} else {
+		pg_confirm(pg);
+		if (pg_prepare(pg, pg->cur, 0) <= 0)
+			return;
+	}
+	pg_send(pg, pg->batch_sql, PG_SENDING);
+}
+
+/*
+ * The current batch's rows are all with libpq: while Postgres copies,
+ * inserts and commits them, delete the rows of the batch before and build
+ * the batch after, so the box's work (read, build, delete) overlaps the
+ * server's.
+ */
+static void
+pg_copy_sent(struct pg *pg)
+{
+	int64_t	last;
+
+	pg_confirm(pg);
 	last = pg->cur->rows.rows[pg->cur->rows.n - 1].seq;
 	pg->next_ready = pg_prepare(pg, pg->next, last) == 1;
 }
@@ -893,6 +1023,8 @@ pg_start(struct uplink *up, const char *url)
 	if (uplink_key(up) == NULL || hex_encode(uplink_key(up)->pubkey, 32,
 	    pg->box_hex, sizeof(pg->box_hex)) == -1)
 		pg->box_hex[0] = '\0';
+	snprintf(pg->batch_sql, sizeof(pg->batch_sql), pg_batch_fmt,
+	    pg->box_hex);
 	pg_connect(pg);
 	return pg;
 }
