@@ -284,6 +284,13 @@ pool_set_pace(struct pool *pool, uint32_t pace_ms)
 		relay_pump(r);
 }
 
+void
+pool_set_backoff_cap(struct pool *pool, uint32_t cap_ms)
+{
+	/* Read by relay_backoff_ms at each failure: the next wait uses it. */
+	pool->opts.backoff_cap_ms = cap_ms;
+}
+
 /* total - flushed into d; 1 if any counter moved. */
 static int
 pool_delta(const struct relay *r, struct store_relay_counters *d)

@@ -161,6 +161,8 @@ int		 pool_publish(struct pool *, const char *url,
 
 /* Change pacing for every relay (backfill.pace_ms at run time). */
 void		 pool_set_pace(struct pool *, uint32_t pace_ms);
+/* Longest reconnect delay from now on (relay.backoff_max_ms); 0 = default. */
+void		 pool_set_backoff_cap(struct pool *, uint32_t cap_ms);
 /* Ingest found an event from sub's relay invalid (bad id or sig): count it. */
 void		 pool_sub_note_invalid(struct pool_sub *);
 /* Write every relay's counter deltas to the store now, in one transaction. */

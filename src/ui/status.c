@@ -17,6 +17,7 @@
 #include "store/store.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
+#include "sync/ingest.h"
 #include "ui/status.h"
 #include "uplink/uplink.h"
 
@@ -153,6 +154,31 @@ add_relays(cJSON *root, const struct app *app)
 		add_relays_table(list, app->store);
 }
 
+/*
+ * What ingest did with every event relays sent since start: stored, or
+ * why not (DESIGN.md section 9: a bad event is counted and dropped).
+ */
+static void
+add_ingest(cJSON *root, const struct app *app)
+{
+	const struct ingest_stats	*st;
+	cJSON				*o;
+
+	if (app->ingest == NULL ||
+	    (o = cJSON_AddObjectToObject(root, "ingest")) == NULL)
+		return;
+	st = ingest_stats(app->ingest);
+	cJSON_AddNumberToObject(o, "received", (double)st->received);
+	cJSON_AddNumberToObject(o, "stored", (double)st->stored);
+	cJSON_AddNumberToObject(o, "duplicates", (double)st->duplicates);
+	cJSON_AddNumberToObject(o, "invalid", (double)st->invalid);
+	cJSON_AddNumberToObject(o, "too_large", (double)st->too_large);
+	cJSON_AddNumberToObject(o, "unrequested", (double)st->unrequested);
+	cJSON_AddNumberToObject(o, "errors", (double)st->errors);
+	cJSON_AddNumberToObject(o, "sig_checks", (double)st->sig_checks);
+	cJSON_AddNumberToObject(o, "transactions", (double)st->transactions);
+}
+
 /* What the store and memory are measured against (DESIGN.md section 8). */
 static void
 add_budgets(cJSON *root, struct app *app)
@@ -182,6 +208,7 @@ status_json(struct app *app)
 	add_backfill(root, app->store);
 	add_store_inbox(root, app->store);
 	add_relays(root, app);
+	add_ingest(root, app);
 	add_budgets(root, app);
 	uplink_status_json(app->uplink, app->store, root);
 	return root;
