@@ -172,3 +172,31 @@ store_relay_set_nip11(struct store *st, const char *url,
 	}
 	return relays_step(st, stmt, "set nip11");
 }
+
+int
+store_relays_each(struct store *st, store_relay_row_cb cb, void *arg)
+{
+	struct store_relay_row	 row;
+	sqlite3_stmt		*s;
+	int			 rc;
+
+	s = store_stmt(st, "SELECT url, role, state, events, last_error "
+	    "FROM relays ORDER BY url");
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		row.url = (const char *)sqlite3_column_text(s, 0);
+		row.role = (const char *)sqlite3_column_text(s, 1);
+		row.state = (const char *)sqlite3_column_text(s, 2);
+		row.events = sqlite3_column_int64(s, 3);
+		row.last_error = (const char *)sqlite3_column_text(s, 4);
+		cb(&row, arg);
+	}
+	store_stmt_done(s);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: relays list: %s",
+		    sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	return 0;
+}

@@ -53,4 +53,14 @@ int	store_relay_add_counters(struct store *, const char *url,
 int	store_relay_set_nip11(struct store *, const char *url,
 	    const struct nip11_info *, int64_t now_s);
 
+/* One row as the surfaces show it; the strings live until cb returns. */
+struct store_relay_row {
+	const char	*url, *role, *state;
+	int64_t		 events;
+	const char	*last_error;	/* NULL when none */
+};
+typedef void	(*store_relay_row_cb)(const struct store_relay_row *, void *);
+/* Hand every row to cb in URL order. 0, or -1 (logged). */
+int	store_relays_each(struct store *, store_relay_row_cb cb, void *arg);
+
 #endif

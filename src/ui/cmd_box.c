@@ -195,32 +195,37 @@ role_valid(const char *role)
 	    strcmp(role, "custom") == 0;
 }
 
+struct table_rows {
+	struct app	*app;
+	cJSON		*list;
+};
+
+/* One row of the relays table, and whether the configuration names it. */
+static void
+add_table_row(const struct store_relay_row *row, void *arg)
+{
+	struct table_rows	*t = arg;
+	cJSON			*r = cJSON_CreateObject();
+
+	if (r == NULL)
+		return;
+	cJSON_AddStringToObject(r, "url", row->url);
+	cJSON_AddStringToObject(r, "role", row->role);
+	cJSON_AddStringToObject(r, "state", row->state);
+	cJSON_AddNumberToObject(r, "events", (double)row->events);
+	cJSON_AddStringToObject(r, "last_error",
+	    row->last_error ? row->last_error : "");
+	cJSON_AddBoolToObject(r, "configured", list_contains(
+	    config_get(t->app->cfg, RELAYS_KEY), row->url, same_url));
+	cJSON_AddItemToArray(t->list, r);
+}
+
 static void
 add_table_rows(struct app *app, cJSON *list)
 {
-	sqlite3_stmt	*s;
-	const char	*url, *err;
+	struct table_rows	t = { app, list };
 
-	s = store_stmt(app->store, "SELECT url, role, state, events, "
-	    "last_error FROM relays ORDER BY url");
-	while (s != NULL && sqlite3_step(s) == SQLITE_ROW) {
-		cJSON	*r = cJSON_CreateObject();
-
-		url = (const char *)sqlite3_column_text(s, 0);
-		err = (const char *)sqlite3_column_text(s, 4);
-		cJSON_AddStringToObject(r, "url", url);
-		cJSON_AddStringToObject(r, "role",
-		    (const char *)sqlite3_column_text(s, 1));
-		cJSON_AddStringToObject(r, "state",
-		    (const char *)sqlite3_column_text(s, 2));
-		cJSON_AddNumberToObject(r, "events",
-		    (double)sqlite3_column_int64(s, 3));
-		cJSON_AddStringToObject(r, "last_error", err ? err : "");
-		cJSON_AddBoolToObject(r, "configured", list_contains(
-		    config_get(app->cfg, RELAYS_KEY), url, same_url));
-		cJSON_AddItemToArray(list, r);
-	}
-	store_stmt_done(s);
+	(void)store_relays_each(app->store, add_table_row, &t);
 }
 
 static int

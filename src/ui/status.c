@@ -14,6 +14,7 @@
 #include "relay/pool.h"
 #include "store/cursors.h"
 #include "store/events.h"
+#include "store/relays.h"
 #include "store/store.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
@@ -35,19 +36,6 @@ status_rss_bytes(void)
 	return rss * sysconf(_SC_PAGESIZE);
 }
 
-/* The single integer a query answers, or 0 (logged by the store) on error. */
-static long long
-query_int(struct store *st, const char *sql)
-{
-	sqlite3_stmt	*s = store_stmt(st, sql);
-	long long	 v = 0;
-
-	if (s != NULL && sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	store_stmt_done(s);
-	return v;
-}
-
 static void
 add_backfill(cJSON *root, struct store *st)
 {
@@ -64,53 +52,36 @@ add_backfill(cJSON *root, struct store *st)
 	    (double)sum.authors_incomplete);
 }
 
+/* The store's totals; the inbox object is the uplink's (uplink_status_json). */
 static void
-add_store_inbox(cJSON *root, struct store *st)
+add_store(cJSON *root, struct store *st)
 {
 	cJSON	*s = cJSON_AddObjectToObject(root, "store");
-	cJSON	*i = cJSON_AddObjectToObject(root, "inbox");
 	int64_t	 count, bytes;
 
 	if (store_events_totals(st, &count, &bytes) == -1)
 		count = bytes = 0;
 	cJSON_AddNumberToObject(s, "events", (double)count);
 	cJSON_AddNumberToObject(s, "bytes", (double)bytes);
-	cJSON_AddNumberToObject(i, "pending", (double)query_int(st,
-	    "SELECT count(*) FROM inbox WHERE state = 'pending'"));
-	cJSON_AddNumberToObject(i, "forwarded", (double)query_int(st,
-	    "SELECT coalesce((SELECT value FROM meta WHERE key = "
-	    "'inbox_forwarded'), 0)"));
-	cJSON_AddNumberToObject(i, "rejected", (double)query_int(st,
-	    "SELECT count(*) FROM inbox WHERE state = 'dead'"));
 }
 
-/* The relays table, when no pool runs (counters as last flushed). */
+/* One row of the relays table as a status entry. */
 static void
-add_relays_table(cJSON *list, struct store *st)
+add_relay_row(const struct store_relay_row *row, void *arg)
 {
-	sqlite3_stmt	*s;
+	cJSON	*list = arg, *r = cJSON_CreateObject();
 
-	s = store_stmt(st, "SELECT url, role, state, events, last_error "
-	    "FROM relays ORDER BY url");
-	while (s != NULL && sqlite3_step(s) == SQLITE_ROW) {
-		cJSON		*r = cJSON_CreateObject();
-		const char	*err = (const char *)sqlite3_column_text(s, 4);
-
-		cJSON_AddStringToObject(r, "url",
-		    (const char *)sqlite3_column_text(s, 0));
-		cJSON_AddStringToObject(r, "role",
-		    (const char *)sqlite3_column_text(s, 1));
-		cJSON_AddStringToObject(r, "state",
-		    (const char *)sqlite3_column_text(s, 2));
-		cJSON_AddNumberToObject(r, "events",
-		    (double)sqlite3_column_int64(s, 3));
-		if (err != NULL)
-			cJSON_AddStringToObject(r, "last_error", err);
-		else
-			cJSON_AddNullToObject(r, "last_error");
-		cJSON_AddItemToArray(list, r);
-	}
-	store_stmt_done(s);
+	if (r == NULL)
+		return;
+	cJSON_AddStringToObject(r, "url", row->url);
+	cJSON_AddStringToObject(r, "role", row->role);
+	cJSON_AddStringToObject(r, "state", row->state);
+	cJSON_AddNumberToObject(r, "events", (double)row->events);
+	if (row->last_error != NULL)
+		cJSON_AddStringToObject(r, "last_error", row->last_error);
+	else
+		cJSON_AddNullToObject(r, "last_error");
+	cJSON_AddItemToArray(list, r);
 }
 
 /* The pool's live view of every relay it runs. */
@@ -151,7 +122,7 @@ add_relays(cJSON *root, const struct app *app)
 	if (app->pool != NULL)
 		add_relays_pool(list, app->pool);
 	else
-		add_relays_table(list, app->store);
+		(void)store_relays_each(app->store, add_relay_row, list);
 }
 
 /*
@@ -206,7 +177,7 @@ status_json(struct app *app)
 	cJSON_AddBoolToObject(root, "idle", app_idle(app));
 	cJSON_AddStringToObject(root, "npub", app->npub);
 	add_backfill(root, app->store);
-	add_store_inbox(root, app->store);
+	add_store(root, app->store);
 	add_relays(root, app);
 	add_ingest(root, app);
 	add_budgets(root, app);
