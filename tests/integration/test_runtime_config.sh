@@ -5,7 +5,9 @@
 # log.level; live.enabled off closes the live subscriptions (a note
 # published meanwhile is not stored) and on again catches the note up;
 # limits.max_event_bytes lowered drops a larger live note (counted in
-# status ingest.too_large) while a small one after it is stored.
+# status ingest.too_large) while a small one after it is stored. A reset
+# of every author's drain (`backfill reset` without an author) drains the
+# whole set again to complete, with new REQs and the same events.
 . "$(dirname "$0")/lib.sh"
 command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
 command -v python3 >/dev/null || exit 77
@@ -80,6 +82,16 @@ check "...and the small one" relaysim_q publish boot "$T/small.jsonl"
 check "the small note arrives" wait_for 20 stored small
 check "the large one is not stored" eval "! stored big"
 check "status counts it too large" test "$(status ingest.too_large)" -gt "$big0"
+
+events0=$(status store.events)
+reqs0=$(relaysim_q stats boot reqs)
+cboxctl -d "$D" backfill reset --json >"$T/reset.json"
+check "backfill reset of everyone resets all 6 authors' rows" \
+    test "$(json_get "$T/reset.json" reset)" -eq 6
+check "drained again to complete after the reset" wait_for 60 all_done
+check "the relay was asked again (more than 6 REQs)" \
+    test "$(( $(relaysim_q stats boot reqs) - reqs0 ))" -gt 6
+check "the same events after the reset" test "$(status store.events)" -eq "$events0"
 
 check "log level changes at once" cboxctl -d "$D" config set log.level debug
 cboxctl -d "$D" log level --json >"$T/lvl.json"
