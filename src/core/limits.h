@@ -165,6 +165,7 @@
 #define SYNC_OUTBOX_RELAYS_MAX		64		/* outbox (NIP-65 write) relays dialled in all, besides bootstrap */
 #define SYNC_OUTBOX_PER_AUTHOR		8		/* of those, used for one author */
 #define FOLLOW_REFRESH_MS		(10 * 60 * 1000) /* follow graph read again after, ms */
+#define FOLLOW_META_OVERLAP_S		600		/* a refresh asks kept authors for kinds 0 and 10002 since the last one less this, s */
 #define FOLLOW_FETCH_TIMEOUT_MS		30000		/* a follow-list request without EOSE is given up after, ms */
 #define FOLLOW_MAX_FOLLOWS		10000		/* "p" tags taken from one root's kind 3 */
 #define FOLLOW_MAX_ROOTS		64		/* roots in follow.roots */

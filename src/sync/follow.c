@@ -7,7 +7,10 @@
  * the roots' kind 3; once each of those requests ended (EOSE, refusal or
  * FOLLOW_FETCH_TIMEOUT_MS) the newest stored kind 3 of each root is read
  * back and the set is synced; META then asks for kinds 0 and 10002 of the
- * authors the set gained (all of them on the first resolve since start).
+ * authors the set gained (all of them on the first resolve since start),
+ * and of the authors it kept only what is newer than the previous META
+ * less FOLLOW_META_OVERLAP_S, so a list published only to the bootstrap
+ * (index) relays is picked up at the next refresh at small cost.
  * Every event goes through ingest; a new kind 10002 (from here or any
  * other planner, via follow_note) replaces its author's relay list.
  *
@@ -75,6 +78,7 @@ struct follow {
 	uint8_t			 roots[FOLLOW_MAX_ROOTS][32];
 	size_t			 nroots;
 	bool			 ever_resolved;
+	int64_t			 meta_at;	/* wall s the last META began; 0: none */
 	bool			 refresh_wanted; /* a root's kind 3 came mid-resolve */
 	uint64_t		 refresh_timer;
 	uint64_t		 notify_timer;
@@ -191,12 +195,13 @@ static const struct pool_sub_cbs fetch_cbs = {
 };
 
 /*
- * Ask every bootstrap relay for kinds[0..nkinds) of authors[0..n), in
- * subscriptions of chunked filters. Returns the number of requests opened.
+ * Ask every bootstrap relay for kinds[0..nkinds) of authors[0..n) created
+ * at since or later (-1: any time), in subscriptions of chunked filters.
+ * Returns the number of requests opened.
  */
 static size_t
 fetch_start(struct follow *fg, const uint8_t (*authors)[32], size_t n,
-    const uint16_t *kinds, size_t nkinds)
+    const uint16_t *kinds, size_t nkinds, int64_t since)
 {
 	struct fetch	*fe;
 	char		**urls;
@@ -213,7 +218,7 @@ fetch_start(struct follow *fg, const uint8_t (*authors)[32], size_t n,
 			if ((fe = calloc(1, sizeof(*fe))) == NULL)
 				break;
 			nf = sync_filters_chunk(fe->f, authors, n, &pos, kinds,
-			    nkinds, -1);
+			    nkinds, since);
 			if (nf <= 0) {
 				free(fe);
 				break;
@@ -326,8 +331,9 @@ follow_sync_set(struct follow *fg)
 {
 	struct store_follows_change	 chg = { 0 };
 	uint8_t				 (*list)[32] = NULL, (*prev)[32] = NULL,
-					 (*post)[32] = NULL;
-	size_t				 n = 0, nprev = 0, npost = 0, i, fresh;
+					 (*post)[32] = NULL, (*kept)[32] = NULL;
+	size_t				 n = 0, nprev = 0, npost = 0, i, fresh,
+					 nkept;
 	static const uint16_t		 kinds[] = { 0, 10002 };
 
 	for (i = 0; i < fg->nroots; i++)
@@ -343,13 +349,23 @@ follow_sync_set(struct follow *fg)
 		    chg.dropped);
 	free(list);
 	(void)store_follows_active(fg->st, &post, &npost);
+	/* kept: a copy of post, less the fresh ones once post holds those. */
+	if (npost > 0 && (kept = malloc(npost * 32)) != NULL)
+		memcpy(kept, post, npost * 32);
 	fresh = fg->ever_resolved ? pk_minus(post, npost, prev, nprev) : npost;
+	nkept = kept != NULL ? pk_minus(kept, npost, post, fresh) : 0;
 	free(prev);
 	notify_soon(fg);
 	follow_set_phase(fg, FOLLOW_META);
 	if (fresh > 0)
-		fetch_start(fg, (const uint8_t (*)[32])post, fresh, kinds, 2);
+		fetch_start(fg, (const uint8_t (*)[32])post, fresh, kinds, 2, -1);
+	if (nkept > 0 && fg->meta_at > 0)
+		fetch_start(fg, (const uint8_t (*)[32])kept, nkept, kinds, 2,
+		    fg->meta_at > FOLLOW_META_OVERLAP_S ?
+		    fg->meta_at - FOLLOW_META_OVERLAP_S : 0);
+	fg->meta_at = clock_wall_s();
 	free(post);
+	free(kept);
 }
 
 static void
@@ -464,7 +480,7 @@ follow_refresh(struct follow *fg)
 	follow_set_phase(fg, FOLLOW_ROOTS);
 	if (fg->nroots > 0)
 		fetch_start(fg, (const uint8_t (*)[32])fg->roots, fg->nroots,
-		    kinds, 1);
+		    kinds, 1, -1);
 	if (fg->pending == 0 && fg->advance_timer == 0)
 		fg->advance_timer = loop_timer_add(fg->loop, 0, follow_advance,
 		    fg);

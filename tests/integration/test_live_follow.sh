@@ -16,6 +16,9 @@
 # drained completely on both relays, exactly its events stored; the dropped
 # author is stale, its events and cursors kept; the new key's notes now
 # stream live from both relays, and the dropped author's do not any more.
+# Then a new relay list of a kept author, published only to a bootstrap
+# relay where nothing of that author is live, arrives with the next refresh
+# (which asks kept authors for kinds 0 and 10002 newer than the last one).
 . "$(dirname "$0")/lib.sh"
 command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
 command -v python3 >/dev/null || exit 77
@@ -244,4 +247,28 @@ check "the dropped author's live note is not" \
     test "$(stored "$T/dr_live.jsonl")" -eq 0
 check "DR still has exactly its $DRBEFORE events" \
     test "$(count_by "$DRPK")" -eq "$DRBEFORE"
+
+# 6. A refresh also asks the authors it keeps for newer kinds 0 and 10002
+# on the bootstrap relays. L writes to a only, so its live subscription is
+# on a; a new relay list of L's, published only to b, is not seen live and
+# arrives with the next refresh (triggered here by another kind 3 of the
+# root with the same follows).
+check "L's relay list names a only (so nothing of L is live on b)" \
+    test "$(sql 'SELECT relay FROM author_relays WHERE pubkey = ? AND write = 1' "x:$LPK")" = "$URLA"
+NOW=$(date +%s)
+tmpl "$LSK" 10002 "$NOW" "" "[[\"r\", \"$URLA\"], [\"r\", \"$URLB\"]]" |
+    sign >"$T/l_rl.jsonl"
+check "relay b accepts L's new relay list" publish b "$T/l_rl.jsonl"
+sleep 3
+check "L's new relay list is not stored live" \
+    test "$(stored "$T/l_rl.jsonl")" -eq 0
+tmpl "$RSK" 3 $((NOW + 1)) "" "$TAGS" | sign >"$T/k3b.jsonl"
+check "relay a accepts the root's kind 3 again (same follows)" \
+    publish a "$T/k3b.jsonl"
+check "the refresh fetches L's new relay list from b" \
+    wait_for 60 all_stored "$T/l_rl.jsonl"
+check "...and L now writes to a and b" \
+    test "$(sql 'SELECT relay FROM author_relays WHERE pubkey = ? AND write = 1 ORDER BY relay' "x:$LPK" | sort | paste -sd' ')" = "$(printf '%s\n' "$URLA" "$URLB" | sort | paste -sd' ')"
+check "the follow set did not change" \
+    test "$(sql 'SELECT sum(stale = 0), sum(stale = 1) FROM follows')" = "8 1"
 finish
