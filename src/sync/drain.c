@@ -326,6 +326,8 @@ page_all_sent(const struct drain_page *p)
 void
 drain_page_verdict(const struct drain_page *p, struct drain_verdict *v)
 {
+	bool	one_second;
+
 	memset(v, 0, sizeof(*v));
 	v->next = DRAIN_NEXT_PAGE;
 	v->until = p->until;
@@ -343,8 +345,9 @@ drain_page_verdict(const struct drain_page *p, struct drain_verdict *v)
 			v->gap_since = p->until;
 		return;
 	}
-	if (p->received >= DRAIN_SAME_SECOND_MIN && p->oldest == p->newest &&
-	    page_full(p)) {
+	one_second = p->received >= DRAIN_SAME_SECOND_MIN &&
+	    p->oldest == p->newest;
+	if (one_second && page_full(p)) {
 		v->until = p->oldest - 1;
 		v->gap = true;
 		if (!p->has_gap)
@@ -359,7 +362,11 @@ drain_page_verdict(const struct drain_page *p, struct drain_verdict *v)
 			v->next = DRAIN_NEXT_COMPLETE;
 		return;
 	}
-	v->until = p->oldest;
+	/* Not full, all in one second: that second came whole (the relay
+	 * sent all it has up to until). Asked again inclusively it would come
+	 * back as the same events, and this page would by then be the
+	 * largest the relay has returned: a false burst. */
+	v->until = one_second ? p->oldest - 1 : p->oldest;
 }
 
 int64_t

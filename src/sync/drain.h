@@ -10,7 +10,10 @@
  * created_at of the page, inclusive, written inside ingest's open batch so
  * the cursor and its page commit together. A page that brought nothing
  * older than the cursor ends that relay; page size never does. A full page
- * within one second steps to T - 1 and records a possible gap at T; events
+ * within one second steps to T - 1 and records a possible gap at T; a page
+ * within one second that is not full brought that second whole and steps
+ * to T - 1 without one (asked again, the same events would look like a
+ * page at the relay's cap); events
  * newer than `until` mean the relay ignores it; both end as "incomplete"
  * with the reason, never as complete, except that a relay ignoring until
  * which answers with fewer of the author's events than it has proven it

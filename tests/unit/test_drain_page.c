@@ -4,7 +4,9 @@
  * values: the next cursor is the page's oldest second, inclusive; only a
  * page with nothing older than the cursor ends a relay (duplicates and a
  * short page do not); a full page within one second steps to T - 1 and
- * records a gap at T; events newer than until prove the relay ignores it,
+ * records a gap at T, but a page repeating the cursor's second is not full
+ * by the largest page seen (a whole history in one second completes);
+ * events newer than until prove the relay ignores it,
  * and such a relay completes an author only when its answer is below the
  * page it has proven it returns.
  */
@@ -156,15 +158,16 @@ test_same_second_full_by_cap_seen(void **state)
 	assert_int_equal(v.until, 1649999999);
 	assert_true(v.gap);
 
-	/* 299 in one second under a proven 300: the second is whole; stay
-	 * on it (inclusive) and let the next page end the relay. */
+	/* 299 in one second under a proven 300: the second came whole; step
+	 * past it without a gap (asked again it would only come back). */
 	p.max_limit = 0;
 	p.cap_seen = 300;
 	p.received = p.older = 299;
 	drain_page_verdict(&p, &v);
 	assert_int_equal(v.next, DRAIN_NEXT_PAGE);
-	assert_int_equal(v.until, 1650000000);
+	assert_int_equal(v.until, 1649999999);
 	assert_false(v.gap);
+	assert_int_equal(v.gap_since, -1);
 }
 
 static void
@@ -181,6 +184,110 @@ test_one_event_is_no_burst(void **state)
 	assert_int_equal(DRAIN_SAME_SECOND_MIN, 2);
 	assert_int_equal(v.next, DRAIN_NEXT_PAGE);
 	assert_int_equal(v.until, 1650000000);
+	assert_false(v.gap);
+}
+
+/*
+ * The pages a drain sees for an author whose whole history on a relay is
+ * n events in second t, from a relay that has returned no bigger page
+ * (cap_seen 0 on the first page, then n: the row's own first page).
+ */
+static void
+one_second_history(int64_t n)
+{
+	const int64_t		t = 1700000000;
+	struct drain_page	p = asked(1700000500);
+	struct drain_verdict	v;
+
+	p.started = false;
+	p.received = p.fresh = p.older = n;
+	p.oldest = p.newest = t;
+	drain_page_verdict(&p, &v);
+	assert_int_equal(v.next, DRAIN_NEXT_PAGE);
+	assert_int_equal(v.until, t - 1);	/* the second came whole */
+	assert_false(v.gap);
+	assert_int_equal(v.gap_since, -1);
+
+	p = asked(t - 1);			/* nothing before it */
+	p.cap_seen = n;
+	drain_page_verdict(&p, &v);
+	assert_int_equal(v.next, DRAIN_NEXT_COMPLETE);
+	assert_false(v.gap);
+	assert_int_equal(v.gap_since, -1);
+	assert_null(v.reason);
+}
+
+static void
+test_whole_history_in_one_second_completes(void **state)
+{
+	(void)state;
+	one_second_history(2);	/* e.g. kinds 0 and 3 */
+	one_second_history(3);	/* kinds 0, 3 and 10002 of a new account */
+}
+
+static void
+test_burst_over_proven_cap_stays_incomplete(void **state)
+{
+	const int64_t		t = 1700000000;
+	struct drain_page	p = asked(1700000500);
+	struct drain_verdict	v;
+
+	(void)state;
+	/* The relay has returned 3 in one page before and returns 3 events
+	 * of second t now: more of t may be hidden. */
+	p.started = false;
+	p.cap_seen = 3;
+	p.received = p.fresh = p.older = 3;
+	p.oldest = p.newest = t;
+	drain_page_verdict(&p, &v);
+	assert_int_equal(v.next, DRAIN_NEXT_PAGE);
+	assert_int_equal(v.until, t - 1);
+	assert_true(v.gap);
+	assert_int_equal(v.gap_since, t);
+
+	/* Nothing before t: incomplete, with the gap at t. */
+	p = asked(t - 1);
+	p.has_gap = true;
+	p.gap_since = t;
+	p.cap_seen = 3;
+	drain_page_verdict(&p, &v);
+	assert_int_equal(v.next, DRAIN_NEXT_INCOMPLETE);
+	assert_string_equal(v.reason, DRAIN_REASON_BURST);
+	assert_int_equal(v.gap_since, t);
+}
+
+static void
+test_burst_at_cursor_second_stays_incomplete(void **state)
+{
+	const int64_t		t = 1700000000;
+	struct drain_page	p = asked(t);
+	struct drain_verdict	v;
+
+	(void)state;
+	/* A full page of newer events and some of t (cut by a silent cap of
+	 * 300) left the cursor on t; asked from t the relay fills a page with
+	 * t alone. Every id is known (a drain before a reset stored them), so
+	 * nothing is new, yet the relay holds more of t than it returns. */
+	p.cap_seen = 300;
+	p.received = 300;
+	p.oldest = p.newest = t;
+	drain_page_verdict(&p, &v);
+	assert_int_equal(v.next, DRAIN_NEXT_PAGE);
+	assert_int_equal(v.until, t - 1);
+	assert_true(v.gap);
+	assert_int_equal(v.gap_since, t);
+
+	/* The same with ids not seen before. */
+	p.fresh = 120;
+	drain_page_verdict(&p, &v);
+	assert_int_equal(v.until, t - 1);
+	assert_true(v.gap);
+
+	/* Below the proven cap: t is whole, the relay is finished. */
+	p.fresh = 0;
+	p.received = 299;
+	drain_page_verdict(&p, &v);
+	assert_int_equal(v.next, DRAIN_NEXT_COMPLETE);
 	assert_false(v.gap);
 }
 
@@ -388,6 +495,9 @@ main(void)
 		cmocka_unit_test(test_same_second_full_page_steps_past),
 		cmocka_unit_test(test_same_second_full_by_cap_seen),
 		cmocka_unit_test(test_one_event_is_no_burst),
+		cmocka_unit_test(test_whole_history_in_one_second_completes),
+		cmocka_unit_test(test_burst_over_proven_cap_stays_incomplete),
+		cmocka_unit_test(test_burst_at_cursor_second_stays_incomplete),
 		cmocka_unit_test(test_gap_kept_and_reported_at_the_end),
 		cmocka_unit_test(test_ignores_until_incomplete_at_cap),
 		cmocka_unit_test(test_ignores_until_complete_below_cap),
