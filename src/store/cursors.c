@@ -368,6 +368,7 @@ store_cursors_draining(struct store *st, const char *relay,
 /*
  * One pass over the followed authors, each with its cursor rows folded
  * into (rows, complete rows, incomplete rows) by the cursors primary key.
+ * An author without rows is incomplete (STORE_CURSOR_REASON_NORELAY).
  */
 int
 store_cursors_summary(struct store *st, struct store_cursor_summary *out)
@@ -378,8 +379,9 @@ store_cursors_summary(struct store *st, struct store_cursor_summary *out)
 	memset(out, 0, sizeof(*out));
 	stmt = store_stmt(st, "SELECT count(*), "
 	    "coalesce(sum(n > 0 AND done = n), 0), "
-	    "coalesce(sum(n > 0 AND done + inc = n AND inc > 0), 0), "
-	    "coalesce(sum(n), 0), coalesce(sum(done), 0), coalesce(sum(inc), 0) "
+	    "coalesce(sum(n = 0 OR (done + inc = n AND inc > 0)), 0), "
+	    "coalesce(sum(n), 0), coalesce(sum(done), 0), coalesce(sum(inc), 0), "
+	    "coalesce(sum(n = 0), 0) "
 	    "FROM (SELECT (SELECT count(*) FROM cursors c WHERE c.pubkey = "
 	    "f.pubkey) AS n, (SELECT count(*) FROM cursors c WHERE c.pubkey = "
 	    "f.pubkey AND c.complete = 1) AS done, (SELECT count(*) FROM "
@@ -396,6 +398,7 @@ store_cursors_summary(struct store *st, struct store_cursor_summary *out)
 		out->cursors_total = sqlite3_column_int64(stmt, 3);
 		out->cursors_complete = sqlite3_column_int64(stmt, 4);
 		out->cursors_incomplete = sqlite3_column_int64(stmt, 5);
+		out->authors_norelay = sqlite3_column_int64(stmt, 6);
 	}
 	store_stmt_done(stmt);
 	if (rc != SQLITE_ROW) {

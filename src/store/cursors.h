@@ -121,19 +121,29 @@ int64_t	store_cursors_draining(struct store *, const char *relay,
 	    const uint8_t *after, size_t max, store_cursor_cb cb, void *arg);
 
 /*
+ * Why an author with no cursor row at all is incomplete: the drain makes
+ * a row for every relay it knows for the author (bootstrap relays and the
+ * author's write relays) whenever the followed set or a relay list
+ * changes, so once that has run no row means no relay to ask.
+ */
+#define STORE_CURSOR_REASON_NORELAY	"no relay known for this author"
+
+/*
  * Backfill progress over followed (not stale) authors, for every
- * surface. An author with no cursor row yet counts as draining.
+ * surface.
  *   authors_total       followed authors
  *   authors_complete    every cursor row complete (at least one row)
  *   authors_incomplete  every row finished (complete or incomplete), at
- *                       least one incomplete
+ *                       least one incomplete; or no row at all
  *   authors_draining    the rest; once idle it is 0, so complete +
  *                       incomplete = total
+ *   authors_norelay     of authors_incomplete, those with no row
+ *                       (STORE_CURSOR_REASON_NORELAY)
  *   cursors_*           the same per (author, relay) row
  */
 struct store_cursor_summary {
 	int64_t	authors_total, authors_complete, authors_incomplete,
-		authors_draining;
+		authors_draining, authors_norelay;
 	int64_t	cursors_total, cursors_complete, cursors_incomplete;
 };
 /* Fill *out. 0, or -1 (logged). */

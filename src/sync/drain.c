@@ -91,6 +91,8 @@ struct drain {
 	int64_t			 pace_ms;	/* last given to the pool */
 	uint64_t		 tick_timer;
 	uint64_t		 retry_sweep_ms; /* next look for rows due a retry */
+	bool			 synced;	/* drain_sync ran at least once */
+	size_t			 norelay;	/* authors without rows, logged */
 };
 
 /* What a pump keeps of a cursor row it may start. */
@@ -798,6 +800,7 @@ struct sync_ctx {
 	struct drain			*d;
 	const struct outbox_plan	*plan;
 	int64_t				 now;
+	size_t				 rows;		/* of the author at hand */
 };
 
 static int
@@ -878,6 +881,7 @@ sync_old_row(const struct store_cursor *c, void *arg)
 	bool		 allowed = outbox_allowed(sc->plan, c->relay);
 	bool		 draining = c->state == STORE_CURSOR_DRAINING;
 
+	sc->rows++;
 	if (draining && !allowed) {
 		log_info("drain: %s: author row set aside: %s", c->relay,
 		    DRAIN_REASON_UNUSED);
@@ -899,6 +903,25 @@ sync_old_row(const struct store_cursor *c, void *arg)
 	return 0;
 }
 
+/*
+ * An author left without any cursor row by a sync has no relay to be
+ * asked on: the store counts it incomplete (STORE_CURSOR_REASON_NORELAY).
+ * Say so when their number changes.
+ */
+static void
+sync_log_norelay(struct drain *d, size_t norelay, const uint8_t *first)
+{
+	char	hex[65];
+
+	if (norelay > 0 && norelay != d->norelay) {
+		hex_encode(first, 32, hex, sizeof(hex));
+		log_info("drain: %zu followed author%s (first %.16s) counted "
+		    "incomplete: %s", norelay, norelay == 1 ? "" : "s", hex,
+		    STORE_CURSOR_REASON_NORELAY);
+	}
+	d->norelay = norelay;
+}
+
 void
 drain_sync(void *arg)
 {
@@ -908,7 +931,7 @@ drain_sync(void *arg)
 	struct drelay		*dr;
 	uint8_t			 (*authors)[32] = NULL;
 	char			**boots;
-	size_t			 n = 0, nboots, i, j;
+	size_t			 n = 0, nboots, i, j, norelay = 0, first = 0;
 
 	apply_pace(d);
 	nboots = sync_urls_parse(config_get(d->cfg, "relays.bootstrap"),
@@ -926,12 +949,18 @@ drain_sync(void *arg)
 				    boots[j], c.now);
 			(void)outbox_author_each(&plan, d->st, authors[i],
 			    sync_write_relay, &c);
+			c.rows = 0;
 			(void)store_cursors_each(d->st, authors[i],
 			    sync_old_row, &c);
+			if (c.rows == 0 && norelay++ == 0)
+				first = i;
 		}
 		if (store_commit(d->st) == -1)
 			log_warnx("drain: cursor rows not recorded");
+		else
+			sync_log_norelay(d, norelay, authors[first]);
 	}
+	d->synced = true;
 	d->retry_sweep_ms = loop_now_ms(d->loop) + DRAIN_RETRY_SWEEP_MS;
 	free(authors);
 	outbox_plan_free(&plan);
@@ -974,7 +1003,7 @@ drain_idle(struct drain *d)
 
 	if (!enabled(d))
 		return true;
-	if (d->nsteps > 0)
+	if (d->nsteps > 0 || !d->synced)
 		return false;
 	TAILQ_FOREACH(dr, &d->relays, entry)
 		if (dr->pump_timer != 0)

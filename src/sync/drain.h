@@ -143,8 +143,10 @@ int64_t		 drain_reset(struct drain *, const uint8_t *pubkey);
 size_t		 drain_in_flight(const struct drain *);
 
 /*
- * True when nothing is in flight and no cursor of a followed author is
- * still draining (or backfill.enabled is off).
+ * True when nothing is in flight, drain_sync() has run, and no cursor of
+ * a followed author is still draining (or backfill.enabled is off). An
+ * author without any cursor row (no relay known for it) is finished:
+ * incomplete, STORE_CURSOR_REASON_NORELAY.
  */
 bool		 drain_idle(struct drain *);
 

@@ -189,7 +189,7 @@ seen_cb(const struct store_cursor *c, void *arg)
  *   1: RA complete, RB complete            -> complete
  *   2: RA complete, RB incomplete          -> incomplete
  *   3: RA incomplete, RB draining          -> draining
- *   4: no cursor row yet                   -> draining
+ *   4: no cursor row (no relay known)      -> incomplete
  *   5: RA draining (started)               -> draining
  *   6 (stale): RA complete                 -> not counted
  */
@@ -234,8 +234,8 @@ test_summary(void **state)
 	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
 	assert_int_equal(s.authors_total, 5);
 	assert_int_equal(s.authors_complete, 1);
-	assert_int_equal(s.authors_incomplete, 1);
-	assert_int_equal(s.authors_draining, 3);
+	assert_int_equal(s.authors_incomplete, 2);
+	assert_int_equal(s.authors_draining, 2);
 	assert_int_equal(s.cursors_total, 7);
 	assert_int_equal(s.cursors_complete, 3);
 	assert_int_equal(s.cursors_incomplete, 2);
@@ -243,8 +243,24 @@ test_summary(void **state)
 	/* Author 3's last relay finishes complete: now incomplete overall. */
 	assert_int_equal(store_cursor_complete(fx->st, pk(3), RB, 3), 0);
 	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
+	assert_int_equal(s.authors_incomplete, 3);
+	assert_int_equal(s.authors_draining, 1);
+
+	/* Author 5 finishes: nothing drains, and once idle complete +
+	 * incomplete = total, author 4 (no row at all) included. */
+	assert_int_equal(store_cursor_complete(fx->st, pk(5), RA, 3), 0);
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
+	assert_int_equal(s.authors_draining, 0);
+	assert_int_equal(s.authors_complete, 2);
+	assert_int_equal(s.authors_incomplete, 3);
+	assert_int_equal(s.authors_complete + s.authors_incomplete,
+	    s.authors_total);
+
+	/* A relay becomes known for author 4: its new row drains. */
+	assert_int_equal(store_cursor_ensure(fx->st, pk(4), RA, 4), 1);
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
 	assert_int_equal(s.authors_incomplete, 2);
-	assert_int_equal(s.authors_draining, 2);
+	assert_int_equal(s.authors_draining, 1);
 }
 
 static void

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# test_drain_norelay.sh — a followed author for whom no relay is known (no
+# bootstrap relay, no relay list) has no cursor row; it counts as
+# incomplete, so --exit-when-idle exits 0 promptly and the status keeps
+# complete + incomplete = total once idle. Nothing here opens a socket
+# other than the daemon's own loopback status port.
+. "$(dirname "$0")/lib.sh"
+
+ROOT=$(printf '7e%.0s' {1..32})
+D=$T/state
+ARGS=(-d "$D" --set relays.bootstrap= --set follow.roots="$ROOT"
+    --set http.listen=127.0.0.1:0)
+check "no relay known: --exit-when-idle exits 0" \
+    timeout 30 "$CACHEBOXD" "${ARGS[@]}" --exit-when-idle 2>>"$T/d.log"
+check "the log says why the author is incomplete" \
+    grep -q 'no relay known for this author' "$T/d.log"
+
+start_daemon "${ARGS[@]}"
+st() { cboxctl -d "$D" status --json >"$T/st.json" 2>/dev/null; }
+idle() { st && [ "$(json_get "$T/st.json" idle)" = true ]; }
+check "a running daemon reports idle" wait_for 30 idle
+check "status: 1 author, 0 complete, 1 incomplete" test \
+    "$(json_get "$T/st.json" backfill.authors_total) $(json_get "$T/st.json" backfill.authors_complete) $(json_get "$T/st.json" backfill.authors_incomplete)" = "1 0 1"
+finish
