@@ -23,6 +23,7 @@ struct ingest;
 struct follow;
 struct live;
 struct drain;
+struct retention;
 struct http;
 struct console;
 
@@ -38,6 +39,7 @@ struct app {
 	struct follow		*follow;	/* planners: follow graph, */
 	struct live		*live;		/* live stream, */
 	struct drain		*drain;		/* author drain */
+	struct retention	*retention;	/* store.max_bytes enforced */
 	struct http		*http;		/* status page, API, /metrics */
 	struct console		*console;	/* serial console, or NULL */
 	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */

@@ -33,6 +33,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/live.h"
+#include "sync/retention.h"
 #include "ui/apply.h"
 #include "ui/commands.h"
 #include "ui/console.h"
@@ -257,7 +258,7 @@ idle_check(struct loop *loop, void *arg)
 {
 	struct app	*app = arg;
 
-	if (app_idle(app)) {
+	if (app_idle(app) && retention_settled(app->retention)) {
 		log_info("idle: no work left, exiting (--exit-when-idle)");
 		loop_stop(loop);
 		return;
@@ -329,7 +330,10 @@ start_sync(struct app *app)
 	    app->cfg, app->follow);
 	app->live = live_new(app->loop, app->pool, app->ingest, app->store,
 	    app->cfg, app->follow);
+	app->retention = retention_new(app->loop, app->store, app->ingest,
+	    app->cfg);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
+	    app->retention == NULL ||
 	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
 	    follow_listen(app->follow, live_sync, app->live) == -1) {
 		fprintf(stderr, "cacheboxd: out of memory\n");
@@ -404,6 +408,7 @@ stop_parts(struct app *app)
 	uplink_free(app->uplink);
 	live_free(app->live);
 	drain_free(app->drain);
+	retention_free(app->retention);
 	follow_free(app->follow);
 	ingest_free(app->ingest);
 	pool_free(app->pool);

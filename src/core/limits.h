@@ -138,6 +138,14 @@
 #define STORE_AUTHOR_RELAYS_MAX		32		/* relays kept from one NIP-65 list */
 #define STORE_CURSOR_REASON_MAX		200		/* bytes of an incomplete cursor's reason */
 
+/* Retention: store.max_bytes enforced on the loop (src/sync/retention.c). */
+#define RETENTION_CHECK_MS		5000		/* the event bytes are compared with store.max_bytes every, ms */
+#define RETENTION_CHUNK_GAP_MS		20		/* pause between two eviction steps while over budget, ms */
+#define RETENTION_BUSY_MS		100		/* retry after finding a transaction open that is not ingest's, ms */
+#define RETENTION_LOW_WATER_PCT		98		/* once over budget, evict down to this share of store.max_bytes, percent */
+#define RETENTION_PROTECTED_RETRY_MS	(5 * 60 * 1000)	/* over budget with only protected events: look again after, ms */
+#define RETENTION_LOG_QUIET_MS		60000		/* eviction start/stop lines at info at most once per, ms (debug between) */
+
 /* Uplink and its inbox (src/uplink, src/store/inbox.c). */
 #define UPLINK_TICK_MS			200		/* how often an idle uplink looks at the inbox, ms */
 #define UPLINK_ENQUEUE_CHUNK		5000		/* stored events queued per round when an uplink target is new */

@@ -553,7 +553,7 @@ store_events_evict(struct store *st, int64_t max_bytes, int64_t *evicted)
 	if (evicted != NULL)
 		*evicted = (int64_t)sc.nids;
 	if (sc.nids > 0)
-		log_info("store: retention evicted %zu events", sc.nids);
+		log_debug("store: retention evicted %zu events", sc.nids);
 	return sc.bytes > max_bytes ? 1 : 0;
 }
 
