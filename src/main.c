@@ -258,7 +258,7 @@ idle_check(struct loop *loop, void *arg)
 {
 	struct app	*app = arg;
 
-	if (app_idle(app) && retention_settled(app->retention)) {
+	if (app_idle(app)) {
 		log_info("idle: no work left, exiting (--exit-when-idle)");
 		loop_stop(loop);
 		return;

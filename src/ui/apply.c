@@ -1,7 +1,7 @@
 /*
  * apply.c — pushes changed configuration into the running parts: the log
  * level, the relay pool's pacing and reconnect cap, the ingest size limit,
- * live subscriptions on or off, and a fresh follow-graph resolution when
+ * live subscriptions on or off, retention's budget at once, and a fresh follow-graph resolution when
  * the roots or the bootstrap relays change (which in turn reshapes the live
  * subscriptions and the drain's cursors). Keys the parts read from the
  * configuration each time they use them (backfill.*, live.overlap_s,
@@ -17,6 +17,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/live.h"
+#include "sync/retention.h"
 #include "ui/apply.h"
 
 static int
@@ -45,6 +46,8 @@ app_config_changed(struct app *app, const char *key)
 		    *config_get(app->cfg, "uplink.url") != '\0');
 	if (is(key, "live.enabled") && app->live != NULL)
 		live_sync(app->live);
+	if (is(key, "store.max_bytes") && app->retention != NULL)
+		retention_kick(app->retention);
 	if ((is(key, "follow.roots") || is(key, "relays.bootstrap")) &&
 	    app->follow != NULL)
 		follow_refresh(app->follow);

@@ -27,6 +27,7 @@
 #include "ui/apply.h"
 #include "ui/cmd_box.h"
 #include "ui/commands.h"
+#include "ui/status.h"
 
 #define RELAYS_KEY	"relays.bootstrap"
 #define ROOTS_KEY	"follow.roots"
@@ -205,14 +206,10 @@ static void
 add_table_row(const struct store_relay_row *row, void *arg)
 {
 	struct table_rows	*t = arg;
-	cJSON			*r = cJSON_CreateObject();
+	cJSON			*r = status_relay_row(row);
 
 	if (r == NULL)
 		return;
-	cJSON_AddStringToObject(r, "url", row->url);
-	cJSON_AddStringToObject(r, "role", row->role);
-	cJSON_AddStringToObject(r, "state", row->state);
-	cJSON_AddNumberToObject(r, "events", (double)row->events);
 	cJSON_AddStringToObject(r, "last_error",
 	    row->last_error ? row->last_error : "");
 	cJSON_AddBoolToObject(r, "configured", list_contains(

@@ -19,6 +19,7 @@
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
+#include "sync/retention.h"
 #include "ui/status.h"
 #include "uplink/uplink.h"
 
@@ -65,23 +66,47 @@ add_store(cJSON *root, struct store *st)
 	cJSON_AddNumberToObject(s, "bytes", (double)bytes);
 }
 
-/* One row of the relays table as a status entry. */
+/* Retention's state and what it evicted since start, under "store". */
 static void
-add_relay_row(const struct store_relay_row *row, void *arg)
+add_retention(cJSON *root, const struct app *app)
 {
-	cJSON	*list = arg, *r = cJSON_CreateObject();
+	cJSON	*s = cJSON_GetObjectItem(root, "store");
+
+	if (s == NULL || app->retention == NULL)
+		return;
+	cJSON_AddStringToObject(s, "retention", retention_state_name(
+	    retention_state(app->retention)));
+	cJSON_AddNumberToObject(s, "evicted",
+	    (double)retention_evicted(app->retention));
+}
+
+cJSON *
+status_relay_row(const struct store_relay_row *row)
+{
+	cJSON	*r = cJSON_CreateObject();
 
 	if (r == NULL)
-		return;
+		return NULL;
 	cJSON_AddStringToObject(r, "url", row->url);
 	cJSON_AddStringToObject(r, "role", row->role);
 	cJSON_AddStringToObject(r, "state", row->state);
 	cJSON_AddNumberToObject(r, "events", (double)row->events);
+	return r;
+}
+
+/* One row of the relays table, when no pool runs. */
+static void
+add_relay_row(const struct store_relay_row *row, void *arg)
+{
+	cJSON	*r = status_relay_row(row);
+
+	if (r == NULL)
+		return;
 	if (row->last_error != NULL)
 		cJSON_AddStringToObject(r, "last_error", row->last_error);
 	else
 		cJSON_AddNullToObject(r, "last_error");
-	cJSON_AddItemToArray(list, r);
+	cJSON_AddItemToArray(arg, r);
 }
 
 /* The pool's live view of every relay it runs. */
@@ -180,6 +205,7 @@ status_json(struct app *app)
 	add_store(root, app->store);
 	add_relays(root, app);
 	add_ingest(root, app);
+	add_retention(root, app);
 	add_budgets(root, app);
 	uplink_status_json(app->uplink, app->store, root);
 	return root;
@@ -199,6 +225,8 @@ app_idle(const struct app *app)
 	if (app->drain != NULL && !drain_idle(app->drain))
 		return false;
 	if (app->uplink != NULL && uplink_busy(app->uplink))
+		return false;
+	if (app->retention != NULL && !retention_settled(app->retention))
 		return false;
 	return true;
 }

@@ -8,9 +8,17 @@
 #include <cjson/cJSON.h>
 
 struct app;
+struct store_relay_row;
 
 /* A new status object owned by the caller; NULL on allocation failure. */
 cJSON	*status_json(struct app *);
+
+/*
+ * A relays-table row as a status entry (url, role, state, events); the
+ * caller adds what else it shows and owns the object. NULL on allocation
+ * failure.
+ */
+cJSON	*status_relay_row(const struct store_relay_row *);
 
 /* Resident set size of this process in bytes, 0 if unknown. */
 long	 status_rss_bytes(void);
