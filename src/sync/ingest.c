@@ -7,8 +7,12 @@
  * then the events primary key) → full decode of the tree → time → id →
  * signature → policy (the subscription's filters) → insert of the
  * canonical JSON. A duplicate therefore costs a hex decode and an index
- * probe, never a signature check; a forged copy of a stored id is a
- * duplicate too, which is harmless because it is not stored again. The
+ * probe, never a signature check. What the caller learns of a duplicate
+ * is the stored row's author, second and kind (the id vouches for those,
+ * not for the copy): a copy claiming others is invalid, so a relay
+ * replaying a stored id with created_at 1 cannot move a drain cursor or a
+ * live since. A copy whose other fields are forged is a duplicate, which
+ * is harmless because it is not stored again. The
  * id is hashed while the JSON to store is written (one serialization), so
  * what is stored is exactly the canonical form whose hash was checked.
  *
@@ -32,12 +36,21 @@
 #include "nostr/event.h"
 #include "nostr/filter.h"
 #include "relay/msg.h"
+#include "store/dedup.h"
 #include "store/events.h"
 #include "store/store.h"
 #include "sync/ingest.h"
 
 _Static_assert((INGEST_RECENT_IDS & (INGEST_RECENT_IDS - 1)) == 0,
     "INGEST_RECENT_IDS must be a power of two");
+
+/* A stored event in the recent-id set: its id and what the row says. */
+struct ingest_recent {
+	uint8_t		id[32];
+	uint8_t		pubkey[32];
+	int64_t		created_at;
+	uint32_t	kind;
+};
 
 /* Newest live created_at seen from one relay during the open batch. */
 struct ingest_newest {
@@ -57,7 +70,7 @@ struct ingest {
 	uint64_t		 commit_min_ms;	/* INGEST_COMMIT_MIN_MS */
 	size_t			 commit_events;	/* INGEST_COMMIT_EVENTS */
 	struct buf		 json;		/* canonical event JSON to store */
-	uint8_t			 (*recent)[32];	/* ids known stored */
+	struct ingest_recent	*recent;	/* ids known stored */
 	uint8_t			 *recent_used;
 	struct ingest_newest	 newest[INGEST_NEWEST_RELAYS];
 	size_t			 nnewest;
@@ -105,20 +118,34 @@ recent_slot(const uint8_t id[32])
 	    (INGEST_RECENT_IDS - 1);
 }
 
+/* Whether id is in the set; if so its stored fields into info. */
 static bool
-recent_has(const struct ingest *ing, const uint8_t id[32])
+recent_get(const struct ingest *ing, const uint8_t id[32],
+    struct ingest_info *info)
 {
-	size_t	s = recent_slot(id);
+	size_t				 s = recent_slot(id);
+	const struct ingest_recent	*r = &ing->recent[s];
 
-	return ing->recent_used[s] && memcmp(ing->recent[s], id, 32) == 0;
+	if (!ing->recent_used[s] || memcmp(r->id, id, 32) != 0)
+		return false;
+	memcpy(info->id, id, 32);
+	memcpy(info->pubkey, r->pubkey, 32);
+	info->created_at = r->created_at;
+	info->kind = r->kind;
+	return true;
 }
 
+/* Remember a stored event (info holds its stored fields). */
 static void
-recent_add(struct ingest *ing, const uint8_t id[32])
+recent_add(struct ingest *ing, const struct ingest_info *info)
 {
-	size_t	s = recent_slot(id);
+	size_t			 s = recent_slot(info->id);
+	struct ingest_recent	*r = &ing->recent[s];
 
-	memcpy(ing->recent[s], id, 32);
+	memcpy(r->id, info->id, 32);
+	memcpy(r->pubkey, info->pubkey, 32);
+	r->created_at = info->created_at;
+	r->kind = info->kind;
 	ing->recent_used[s] = 1;
 }
 
@@ -351,23 +378,24 @@ peek_id(const cJSON *obj, uint8_t id[32])
 	return 0;
 }
 
-/* Fill info from the relay's claims for a duplicate (best effort). */
-static void
-peek_info(const cJSON *obj, const uint8_t id[32], struct ingest_info *info)
+/*
+ * Whether a copy of a stored id claims what the stored row says (info):
+ * the same pubkey, created_at and kind. Nothing else of the copy is
+ * looked at; it is not stored.
+ */
+static bool
+claims_match(const cJSON *obj, const struct ingest_info *info)
 {
 	const cJSON	*pk = cJSON_GetObjectItemCaseSensitive(obj, "pubkey");
 	const cJSON	*at = cJSON_GetObjectItemCaseSensitive(obj, "created_at");
 	const cJSON	*k = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+	uint8_t		 claimed[32];
 
-	memset(info, 0, sizeof(*info));
-	memcpy(info->id, id, 32);
-	if (cJSON_IsString(pk) && strlen(pk->valuestring) == 64)
-		(void)hex_decode(pk->valuestring, 64, info->pubkey, 32);
-	if (cJSON_IsNumber(at))
-		info->created_at = (int64_t)at->valuedouble;
-	if (cJSON_IsNumber(k) && k->valuedouble >= 0 &&
-	    k->valuedouble <= 65535)
-		info->kind = (uint32_t)k->valuedouble;
+	return cJSON_IsString(pk) && strlen(pk->valuestring) == 64 &&
+	    hex_decode(pk->valuestring, 64, claimed, 32) == 0 &&
+	    memcmp(claimed, info->pubkey, 32) == 0 &&
+	    cJSON_IsNumber(at) && at->valuedouble == (double)info->created_at &&
+	    cJSON_IsNumber(k) && k->valuedouble == (double)info->kind;
 }
 
 static void
@@ -379,17 +407,27 @@ info_from_event(const struct event *ev, struct ingest_info *info)
 	info->kind = ev->kind;
 }
 
-/* 1 stored, 0 not, -1 on a store error. Recent ids checked first. */
+/*
+ * 1 stored (its stored fields into info), 0 not, -1 on a store error.
+ * Recent ids checked first.
+ */
 static int
-ingest_known(struct ingest *ing, const uint8_t id[32])
+ingest_known(struct ingest *ing, const uint8_t id[32],
+    struct ingest_info *info)
 {
-	int	rc;
+	struct store_dedup	row;
+	int			rc;
 
-	if (recent_has(ing, id))
+	if (recent_get(ing, id, info))
 		return 1;
-	if ((rc = store_event_exists(ing->store, id)) == 1)
-		recent_add(ing, id);
-	return rc;
+	if ((rc = store_dedup_probe(ing->store, id, &row)) != 1)
+		return rc;
+	memcpy(info->id, id, 32);
+	memcpy(info->pubkey, row.pubkey, 32);
+	info->created_at = row.created_at;
+	info->kind = row.kind;
+	recent_add(ing, info);
+	return 1;
 }
 
 static enum ingest_result
@@ -451,6 +489,7 @@ ingest_store(struct ingest *ing, const struct event *ev,
     enum ingest_source src, const char *relay)
 {
 	struct store_event_row	row;
+	struct ingest_info	known;
 	int			rc;
 
 	if (ingest_tx(ing) == -1)
@@ -466,7 +505,8 @@ ingest_store(struct ingest *ing, const struct event *ev,
 	row.received_at = clock_wall_s();
 	if ((rc = store_event_insert(ing->store, &row, ing->queue)) == -1)
 		goto fail;
-	recent_add(ing, ev->id);
+	info_from_event(ev, &known);
+	recent_add(ing, &known);
 	if (rc == 0) {
 		ing->stats.duplicates++;
 		return INGEST_DUPLICATE;
@@ -502,18 +542,24 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 	if (info == NULL)
 		info = &local;
 	if (peek_id(obj, id) == 0 &&
-	    (known = ingest_known(ing, id)) != 0) {
-		if (known == 1) {
-			peek_info(obj, id, info);
-			/* Unverified claim: never let it move since past now. */
-			if (src == INGEST_LIVE && relay != NULL &&
-			    info->created_at <= clock_wall_s())
-				(void)newest_note(ing, relay, info->created_at);
-		}
+	    (known = ingest_known(ing, id, info)) != 0) {
+		res = known == -1 ? INGEST_ERROR : claims_match(obj, info) ?
+		    INGEST_DUPLICATE : INGEST_INVALID;
 		cJSON_Delete(obj);
-		ing->stats.duplicates += known == 1;
-		ing->stats.errors += known == -1;
-		return known == 1 ? INGEST_DUPLICATE : INGEST_ERROR;
+		if (res == INGEST_INVALID) {
+			log_rl(&ing->rl_invalid, LOG_LEVEL_WARN, "ingest: dropped "
+			    "a copy of a stored event from %s: its author, time "
+			    "or kind differ from the stored one", relay ? relay :
+			    "-");
+			ing->stats.invalid++;
+		}
+		/* Stored, so verified once; still never past now for since. */
+		if (res == INGEST_DUPLICATE && src == INGEST_LIVE &&
+		    relay != NULL && info->created_at <= clock_wall_s())
+			(void)newest_note(ing, relay, info->created_at);
+		ing->stats.duplicates += res == INGEST_DUPLICATE;
+		ing->stats.errors += res == INGEST_ERROR;
+		return res;
 	}
 	event_init(&ev);
 	if ((er = event_from_cjson(&ev, obj)) != EVENT_OK)

@@ -40,7 +40,9 @@ enum ingest_source {
 enum ingest_result {
 	INGEST_NEW = 0,		/* stored (and queued for the uplink) */
 	INGEST_DUPLICATE,	/* already stored; no signature check spent */
-	INGEST_INVALID,		/* malformed, bad id, bad signature, future */
+	INGEST_INVALID,		/* malformed, bad id, bad signature, future,
+				 * or a copy of a stored id claiming another
+				 * author, time or kind */
 	INGEST_TOO_LARGE,	/* over limits.max_event_bytes */
 	INGEST_UNREQUESTED,	/* matches no filter of its subscription */
 	INGEST_ERROR,		/* the store failed; the event was not kept */
@@ -100,7 +102,9 @@ void		 ingest_commit_policy(struct ingest *, uint64_t min_ms,
  * subscription with filters[0..nfilters) (nfilters 0: no policy check,
  * for events the box asked for by other means). On INGEST_NEW and
  * INGEST_DUPLICATE, info (if not NULL) describes the event; a duplicate's
- * fields are what the relay sent, matched to the store by id only. The
+ * pubkey, created_at and kind are the stored event's, never the relay's
+ * unverified claims: a copy of a stored id claiming other ones is
+ * INGEST_INVALID (neither runs a signature check). The
  * message stays the caller's (its event object may have been taken).
  * The event's write joins the open batch; it is committed by the loop as
  * described above, by ingest_flush, or at once when the batch reaches

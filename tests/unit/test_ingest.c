@@ -3,7 +3,8 @@
  * directory, with events signed here: each outcome (new, duplicate,
  * invalid signature, wrong id, malformed, too large, unrequested) with its
  * exact counters; a duplicate costs no signature check even when its
- * signature is forged; writes stay invisible to another connection until
+ * signature is forged, and reports the stored author, time and kind (a
+ * copy claiming others is invalid, and never moves live's since); writes stay invisible to another connection until
  * the loop commits the batch (once old or large enough, or at its
  * deadline when the loop is idle); a cursor written into the batch commits
  * or vanishes together with the batch's events (a child process dies
@@ -223,6 +224,95 @@ test_duplicate_skips_signature(void **state)
 	assert_stats(s, 2, 0, 2, 0, 0, 0, 0);
 	assert_int_equal(events_in_store(fx), 1);
 	free(json);
+}
+
+/* Replace the first occurrence of from in json (malloc'd) by to. */
+static char *
+replaced(const char *json, const char *from, const char *to)
+{
+	const char	*p = strstr(json, from);
+	char		*out;
+	size_t		 n;
+
+	assert_non_null(p);
+	n = strlen(json) - strlen(from) + strlen(to) + 1;
+	out = malloc(n);
+	assert_non_null(out);
+	snprintf(out, n, "%.*s%s%s", (int)(p - json), json, to,
+	    p + strlen(from));
+	return out;
+}
+
+/*
+ * A stored id replayed with another created_at or pubkey: the caller
+ * (the drain's cursor, live's since) never sees the forged values; the
+ * copy is invalid and, like any duplicate, costs no signature check,
+ * whether the id is found in the recent-id set or in the store. An honest
+ * duplicate reports the stored fields.
+ */
+static void
+test_duplicate_forged_claims(void **state)
+{
+	struct fixture		*fx = *state;
+	const struct ingest_stats *s;
+	struct ingest_info	 info;
+	char			 mine[65], theirs[65], *json, *early, *late,
+				*who;
+	int64_t			 newest = -1;
+	int			 round;
+
+	json = make_event(&fx->key, 1, 1700000000, "replayed", NULL);
+	early = replaced(json, "\"created_at\":1700000000",
+	    "\"created_at\":1");
+	late = replaced(json, "\"created_at\":1700000000",
+	    "\"created_at\":1700000500");
+	hex_encode(fx->key.pubkey, 32, mine, sizeof(mine));
+	hex_encode(fx->other.pubkey, 32, theirs, sizeof(theirs));
+	who = replaced(json, mine, theirs);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_NEW);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+
+	for (round = 0; round < 2; round++) {
+		s = ingest_stats(fx->ing);
+		memset(&info, 0, sizeof(info));
+		assert_int_not_equal(ingest_event_json(fx->ing, early,
+		    strlen(early), NULL, 0, INGEST_BACKFILL, RELAY, &info),
+		    INGEST_DUPLICATE);
+		assert_int_not_equal(info.created_at, 1);
+		memset(&info, 0, sizeof(info));
+		assert_int_equal(ingest_event_json(fx->ing, who, strlen(who),
+		    NULL, 0, INGEST_BACKFILL, RELAY, &info), INGEST_INVALID);
+		assert_memory_not_equal(info.pubkey, fx->other.pubkey, 32);
+		/* Live: a forged created_at never becomes the relay's since. */
+		assert_int_equal(ingest_event_json(fx->ing, late, strlen(late),
+		    NULL, 0, INGEST_LIVE, RELAY, &info), INGEST_INVALID);
+		assert_int_equal(ingest_tx(fx->ing), 0);
+		assert_int_equal(ingest_flush(fx->ing), 0);
+		assert_int_equal(store_relay_newest_get(fx->st, RELAY, &newest),
+		    0);
+		assert_int_equal(newest, 0);
+		assert_int_equal(s->invalid, 3);
+		assert_int_equal(s->sig_checks, round == 0 ? 1 : 0);
+
+		/* The honest copy: a duplicate with the stored fields. */
+		memset(&info, 0, sizeof(info));
+		assert_int_equal(ingest_event_json(fx->ing, json, strlen(json),
+		    NULL, 0, INGEST_BACKFILL, RELAY, &info), INGEST_DUPLICATE);
+		assert_int_equal(info.created_at, 1700000000);
+		assert_memory_equal(info.pubkey, fx->key.pubkey, 32);
+		assert_int_equal(info.kind, 1);
+		assert_int_equal(s->duplicates, 1);
+
+		/* Round two: a fresh ingest, the store's lookup only. */
+		ingest_free(fx->ing);
+		fx->ing = ingest_new(NULL, fx->st);
+		assert_non_null(fx->ing);
+	}
+	assert_int_equal(events_in_store(fx), 1);
+	free(json);
+	free(early);
+	free(late);
+	free(who);
 }
 
 static void
@@ -629,6 +719,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_new_then_duplicate, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_skips_signature,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_forged_claims,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
