@@ -81,9 +81,12 @@ add_cursor(const struct store_cursor *c, void *arg)
 static const char *
 author_state(const struct author_progress *ap)
 {
-	if (ap->n > 0 && ap->complete == ap->n)
+	/* No row: no relay known for the author, counted incomplete. */
+	if (ap->n == 0)
+		return "incomplete";
+	if (ap->complete == ap->n)
 		return "complete";
-	if (ap->n > 0 && ap->complete + ap->incomplete == ap->n)
+	if (ap->complete + ap->incomplete == ap->n)
 		return "incomplete";
 	return "draining";
 }
@@ -111,6 +114,9 @@ add_follow(const struct store_follow *f, void *arg)
 	if (ap.n > (size_t)cJSON_GetArraySize(ap.relays))
 		l->truncated = true;
 	cJSON_AddStringToObject(a, "state", author_state(&ap));
+	if (ap.n == 0)
+		cJSON_AddStringToObject(a, "reason",
+		    STORE_CURSOR_REASON_NORELAY);
 	cJSON_AddNumberToObject(a, "relays_complete", (double)ap.complete);
 	cJSON_AddNumberToObject(a, "relays_incomplete", (double)ap.incomplete);
 	cJSON_AddItemToObject(a, "relays", ap.relays);

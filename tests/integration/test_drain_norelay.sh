@@ -21,4 +21,11 @@ idle() { st && [ "$(json_get "$T/st.json" idle)" = true ]; }
 check "a running daemon reports idle" wait_for 30 idle
 check "status: 1 author, 0 complete, 1 incomplete" test \
     "$(json_get "$T/st.json" backfill.authors_total) $(json_get "$T/st.json" backfill.authors_complete) $(json_get "$T/st.json" backfill.authors_incomplete)" = "1 0 1"
+cboxctl -d "$D" follows --json >"$T/f.json"
+check "follows: the author is incomplete, no relay known" python3 - "$T/f.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["follows"]
+assert len(a) == 1 and a[0]["state"] == "incomplete", a
+assert a[0]["reason"] == "no relay known for this author" and a[0]["relays"] == [], a
+PY
 finish
