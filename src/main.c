@@ -291,6 +291,19 @@ start_surfaces(struct app *app)
 }
 
 /*
+ * Backpressure for the drain: the store is over store.max_bytes, while
+ * retention evicts (a moment, in steady state at the budget) or for as
+ * long as it has nothing left it may evict (an uplink outage holding the
+ * inbox, or protected kinds alone). Live stays on: it is small and cannot
+ * be asked again later.
+ */
+static bool
+store_full(void *retention)
+{
+	return retention_state(retention) != RETENTION_WITHIN;
+}
+
+/*
  * The relay pool, ingest and the planners on top of them: the follow
  * graph tells the drain and the live stream when the followed set or a
  * relay list changed.
@@ -339,6 +352,7 @@ start_sync(struct app *app)
 		fprintf(stderr, "cacheboxd: out of memory\n");
 		return -1;
 	}
+	drain_set_hold(app->drain, store_full, app->retention);
 	follow_start(app->follow);
 	return 0;
 }

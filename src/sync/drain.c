@@ -93,6 +93,9 @@ struct drain {
 	uint64_t		 retry_sweep_ms; /* next look for rows due a retry */
 	bool			 synced;	/* drain_sync ran at least once */
 	size_t			 norelay;	/* authors without rows, logged */
+	drain_held_fn		 held;		/* backpressure, or NULL */
+	void			*held_arg;
+	bool			 was_held;	/* logged */
 };
 
 /* What a pump keeps of a cursor row it may start. */
@@ -118,6 +121,34 @@ static bool
 enabled(const struct drain *d)
 {
 	return config_get_bool(d->cfg, "backfill.enabled");
+}
+
+/*
+ * Whether backpressure holds new steps back; each change is logged at
+ * debug (retention logs the budget itself).
+ */
+static bool
+drain_held(struct drain *d)
+{
+	bool	held = d->held != NULL && d->held(d->held_arg);
+
+	if (held != d->was_held) {
+		d->was_held = held;
+		if (held)
+			log_debug("drain: paused while the store is over "
+			    "store.max_bytes");
+		else
+			log_debug("drain: resumed: the store is within "
+			    "store.max_bytes");
+	}
+	return held;
+}
+
+void
+drain_set_hold(struct drain *d, drain_held_fn held, void *arg)
+{
+	d->held = held;
+	d->held_arg = arg;
 }
 
 /* backfill.pace_ms may change at run time: hand it to the pool. */
@@ -646,7 +677,7 @@ drelay_pump(struct drelay *dr)
 	 * their cursors did not move) and are picked again later. */
 	while (dr->nsteps > cap)
 		step_finish(TAILQ_LAST(&dr->steps, step_list));
-	if (!enabled(d) || dr->nsteps >= cap)
+	if (!enabled(d) || dr->nsteps >= cap || drain_held(d))
 		return;
 	apply_pace(d);
 	if (now < dr->paused_until_ms) {

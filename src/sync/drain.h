@@ -139,6 +139,15 @@ void		 drain_sync(void *drain);
  */
 int64_t		 drain_reset(struct drain *, const uint8_t *pubkey);
 
+/*
+ * Backpressure: while held(arg) is true (e.g. the store over its budget
+ * with nothing left to evict), no new step starts; steps in flight end
+ * normally and the drain goes on by itself once it turns false (the
+ * periodic tick looks again). held NULL removes the hook.
+ */
+typedef bool	(*drain_held_fn)(void *arg);
+void		 drain_set_hold(struct drain *, drain_held_fn held, void *arg);
+
 /* Steps open now (requests sent or queued in the pool). */
 size_t		 drain_in_flight(const struct drain *);
 
