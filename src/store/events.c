@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "nostr/event.h"
 #include "nostr/filter.h"
+#include "store/dedup.h"
 #include "store/events.h"
 #include "store/store.h"
 
@@ -107,24 +108,9 @@ store_event_insert(struct store *st, const struct store_event_row *row,
 int
 store_event_exists(struct store *st, const uint8_t id[32])
 {
-	sqlite3_stmt	*stmt;
-	int		 rc;
+	struct store_dedup	d;
 
-	stmt = store_stmt(st, "SELECT 1 FROM events WHERE id = ?1");
-	if (stmt == NULL)
-		return -1;
-	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK) {
-		store_bind_fail(st, stmt, "events exists");
-		return -1;
-	}
-	rc = sqlite3_step(stmt);
-	store_stmt_done(stmt);
-	if (rc == SQLITE_ROW)
-		return 1;
-	if (rc == SQLITE_DONE)
-		return 0;
-	log_warnx("store: events exists: %s", sqlite3_errmsg(store_db(st)));
-	return -1;
+	return store_dedup_probe(st, id, &d);
 }
 
 int
