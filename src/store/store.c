@@ -48,6 +48,7 @@ struct store {
 	int64_t			 tot_bytes[STORE_MAX_TX_DEPTH];
 	size_t			 nstmts;
 	struct store_stmt_slot	 slots[STORE_STMT_SLOTS];
+	struct log_rl		 rl_aborted;	/* rolled back under us */
 };
 
 static void store_errf(char *, size_t, const char *, ...)
@@ -712,6 +713,19 @@ store_stmt(struct store *st, const char *sql)
 	sqlite3_stmt		*stmt;
 	uint32_t		 h;
 
+	/*
+	 * SQLite rolls a whole transaction back by itself on some errors
+	 * (SQLITE_FULL, IOERR, ...). Until its owner ends the level, no
+	 * statement may run: it would autocommit on its own, outside the
+	 * batch it belongs to (a cursor without its page, rows without their
+	 * totals). The owner's COMMIT then fails and its rows count as lost.
+	 */
+	if (st->depth > 0 && sqlite3_get_autocommit(st->db)) {
+		log_rl(&st->rl_aborted, LOG_LEVEL_WARN, "store: SQLite rolled "
+		    "the open transaction back (disk full or I/O error?); "
+		    "nothing runs until it ends");
+		return NULL;
+	}
 	h = store_hash(sql);
 	s = store_slot(st, sql, h);
 	if (s->sql != NULL) {

@@ -4,7 +4,9 @@
  * files that are not ours (newer, garbage, another program's) are refused
  * and left byte for byte as they were, bad directories give a message,
  * the connection runs WAL with the documented pragmas, transactions nest,
- * statements are cached, and stored configuration loads below --set.
+ * statements are cached, stored configuration loads below --set, and a
+ * transaction SQLite rolled back by itself (disk full) runs nothing more
+ * until its owner ends it.
  */
 #define _XOPEN_SOURCE 700	/* nftw */
 
@@ -431,6 +433,52 @@ test_transactions(void **state)
 	store_close(st);
 }
 
+/*
+ * A full disk (here: max_page_count) makes SQLite roll the open batch back
+ * by itself. Nothing may then run as if the batch were still open (it
+ * would autocommit alone): store_stmt refuses until the level ends, the
+ * COMMIT fails, and afterwards the store works as before.
+ */
+static void
+test_rolled_back_under_us(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st;
+	sqlite3		*db;
+	sqlite3_stmt	*ins;
+	char		 sql[64];
+	int		 i, rc = SQLITE_DONE;
+
+	st = open_ok(fx);
+	db = store_db(st);
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
+	    (long long)query_int(db, "PRAGMA page_count") + 8);
+	assert_int_equal(store_exec(st, sql), 0);
+	assert_int_equal(store_begin(st), 0);
+	for (i = 0; i < 1000 && rc == SQLITE_DONE; i++) {
+		ins = store_stmt(st, "INSERT INTO meta VALUES "
+		    "(hex(randomblob(16)), randomblob(3000))");
+		assert_non_null(ins);
+		rc = sqlite3_step(ins);
+		store_stmt_done(ins);
+	}
+	assert_int_equal(rc, SQLITE_FULL);
+	assert_int_equal(sqlite3_get_autocommit(db), 1);	/* rolled back */
+	assert_int_equal(store_tx_depth(st), 1);
+	assert_null(store_stmt(st, "INSERT INTO meta VALUES ('x', 1)"));
+	assert_null(store_stmt(st, "SELECT count(*) FROM meta"));
+	assert_int_equal(store_commit(st), -1);
+	assert_int_equal(store_tx_depth(st), 0);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM meta"), 0);
+	assert_int_equal(store_exec(st, "PRAGMA max_page_count = 1000000"), 0);
+	assert_non_null(store_stmt(st, "SELECT count(*) FROM meta"));
+	assert_int_equal(store_begin(st), 0);
+	assert_int_equal(store_exec(st, "INSERT INTO meta VALUES ('y', 2)"), 0);
+	assert_int_equal(store_commit(st), 0);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM meta"), 1);
+	store_close(st);
+}
+
 static void
 test_stmt_cache(void **state)
 {
@@ -532,6 +580,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_directories, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_rolled_back_under_us, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stmt_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_round_trip, setup,
