@@ -60,6 +60,7 @@ struct step {
 	uint64_t		 last_ms;	/* monotonic, last sign of life */
 	struct drain_page	 page;		/* what was asked, the page so far */
 	bool			 failed;	/* the store refused an event */
+	uint64_t		 lost_at_start;	/* ingest's lost batches then */
 };
 TAILQ_HEAD(step_list, step);
 
@@ -483,6 +484,10 @@ step_on_eose(struct pool_sub *sub, void *arg)
 
 	(void)sub;
 	step_check_resent(s);
+	/* A batch lost since the step began may have held this page's first
+	 * events: the cursor must not move past them. */
+	if (ingest_stats(s->dr->d->ing)->lost_batches != s->lost_at_start)
+		s->failed = true;
 	if (s->failed || page_commit(s) == -1) {
 		log_warnx("drain: %s: page of author %.16s not recorded; it "
 		    "will be asked again", s->dr->url, s->pkhex);
@@ -590,6 +595,7 @@ step_start(struct drelay *dr, const struct pick *p)
 	s->page.limit = step_limit(d, dr->url);
 	s->row_largest = p->largest;
 	s->stalls = p->stalls;
+	s->lost_at_start = ingest_stats(d->ing)->lost_batches;
 	if (sync_filter_authors(&s->f, (const uint8_t (*)[32])s->pk, 1, NULL,
 	    0, -1) == -1) {
 		free(s);

@@ -349,6 +349,7 @@ ingest_flush(struct ingest *ing)
 		store_rollback(ing->store);
 		recent_clear(ing);
 		ing->batch_events = 0;
+		ing->stats.lost_batches++;
 		return -1;
 	}
 	rc = store_commit(ing->store);
@@ -356,6 +357,7 @@ ingest_flush(struct ingest *ing)
 		log_rl(&ing->rl_error, LOG_LEVEL_ERROR, "ingest: batch of %zu "
 		    "events lost: commit failed", ing->batch_events);
 		recent_clear(ing);
+		ing->stats.lost_batches++;
 	} else
 		ing->stats.transactions++;
 	ing->batch_events = 0;

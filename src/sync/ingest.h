@@ -67,6 +67,7 @@ struct ingest_stats {
 	uint64_t	received, stored, duplicates, invalid, too_large,
 			unrequested, errors;
 	uint64_t	sig_checks, bytes_stored, transactions;
+	uint64_t	lost_batches;	/* batches whose COMMIT failed or rolled back */
 };
 
 struct ingest;

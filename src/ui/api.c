@@ -283,6 +283,8 @@ static const struct { const char *name, *help; } metric_help[] = {
 	{ "cachebox_ingest_unrequested",
 	    "Of those, dropped: no filter of the subscription matched." },
 	{ "cachebox_ingest_errors", "Of those, not stored: store failure." },
+	{ "cachebox_ingest_lost_batches",
+	    "Batches whose commit failed (their events are asked again)." },
 	{ "cachebox_relay_events", "Events received from a relay." },
 	{ "cachebox_relay_state", "1 for the relay's current connection state." },
 };

@@ -173,6 +173,7 @@ add_ingest(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "errors", (double)st->errors);
 	cJSON_AddNumberToObject(o, "sig_checks", (double)st->sig_checks);
 	cJSON_AddNumberToObject(o, "transactions", (double)st->transactions);
+	cJSON_AddNumberToObject(o, "lost_batches", (double)st->lost_batches);
 }
 
 /* What the store and memory are measured against (DESIGN.md section 8). */

@@ -59,6 +59,8 @@ r = db.execute("SELECT count(*), coalesce(sum(length(CAST(json AS BLOB))), 0) "
 print(f"    totals {t}, rows {r}")
 sys.exit(0 if tuple(t) == tuple(r) else 1)
 PY
+check "status counts the lost batches ($(json_get "$T/st.json" ingest.lost_batches))" \
+    test "$(json_get "$T/st.json" ingest.lost_batches)" -gt 0
 check "status store.events agrees" \
     test "$(json_get "$T/st.json" store.events)" -eq "$(python3 -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM events").fetchone()[0])' "$D/cachebox.db")"

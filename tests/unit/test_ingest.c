@@ -315,6 +315,51 @@ test_duplicate_forged_claims(void **state)
 	free(who);
 }
 
+/*
+ * A batch the disk cannot hold: SQLite rolls it back by itself at the
+ * failing insert, the commit fails, and the batch is counted lost (the
+ * drain's step compares that count at EOSE before moving a cursor). The
+ * next batch stores normally.
+ */
+static void
+test_lost_batch_counted(void **state)
+{
+	struct fixture	*fx = *state;
+	char		 sql[64], content[3001], *json;
+	enum ingest_result r = INGEST_NEW;
+	int		 i;
+	sqlite3_stmt	*q;
+
+	assert_int_equal(sqlite3_prepare_v2(store_db(fx->st),
+	    "PRAGMA page_count", -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
+	    (long long)sqlite3_column_int64(q, 0) + 6);
+	sqlite3_finalize(q);
+	assert_int_equal(store_exec(fx->st, sql), 0);
+	memset(content, 'z', sizeof(content) - 1);
+	content[sizeof(content) - 1] = '\0';
+	for (i = 0; i < 200 && r == INGEST_NEW; i++) {
+		json = make_event(&fx->key, 1, 1700000100 + i, content, NULL);
+		r = feed(fx, json, NULL, 0);
+		free(json);
+	}
+	assert_int_equal(r, INGEST_ERROR);
+	assert_int_equal(ingest_stats(fx->ing)->lost_batches, 0);
+	assert_int_equal(ingest_flush(fx->ing), -1);
+	assert_int_equal(ingest_stats(fx->ing)->lost_batches, 1);
+	assert_int_equal(events_in_store(fx), 0);
+
+	assert_int_equal(store_exec(fx->st, "PRAGMA max_page_count = "
+	    "1000000"), 0);
+	json = make_event(&fx->key, 1, 1700000999, "after", NULL);
+	assert_int_equal(feed(fx, json, NULL, 0), INGEST_NEW);
+	free(json);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_int_equal(ingest_stats(fx->ing)->lost_batches, 1);
+	assert_int_equal(events_in_store(fx), 1);
+}
+
 static void
 test_invalid(void **state)
 {
@@ -740,6 +785,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_joins_outer_transaction,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_batch_counted, setup,
+		    teardown),
 		cmocka_unit_test(test_names),
 	};
 
