@@ -207,6 +207,7 @@ relay_send_req(struct relay *r, struct pool_sub *s)
 	s->state = SUB_SENT;
 	r->stats.reqs++;
 	r->last_req_ms = relay_now(r);
+	log_debug("relay %s: REQ %s sent", r->url, s->id);
 	return 0;
 }
 
