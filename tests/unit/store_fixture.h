@@ -41,6 +41,20 @@ setup(void **state)
 	return 0;
 }
 
+/* The one integer sql answers on fx's store (a statement of the store). */
+static inline int64_t
+fixture_int(struct fixture *fx, const char *sql)
+{
+	sqlite3_stmt	*q = store_stmt(fx->st, sql);
+	int64_t		 v;
+
+	assert_non_null(q);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	v = sqlite3_column_int64(q, 0);
+	store_stmt_done(q);
+	return v;
+}
+
 static int
 teardown(void **state)
 {

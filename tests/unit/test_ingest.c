@@ -315,6 +315,20 @@ test_duplicate_forged_claims(void **state)
 	free(who);
 }
 
+/* The one integer sql answers on db. */
+static int64_t
+other_count(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt	*q;
+	int64_t		 v;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
 /*
  * A batch the disk cannot hold: SQLite rolls it back by itself at the
  * failing insert, the commit fails, and the batch is counted lost (the
@@ -328,14 +342,9 @@ test_lost_batch_counted(void **state)
 	char		 sql[64], content[3001], *json;
 	enum ingest_result r = INGEST_NEW;
 	int		 i;
-	sqlite3_stmt	*q;
 
-	assert_int_equal(sqlite3_prepare_v2(store_db(fx->st),
-	    "PRAGMA page_count", -1, &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
-	    (long long)sqlite3_column_int64(q, 0) + 6);
-	sqlite3_finalize(q);
+	    (long long)other_count(store_db(fx->st), "PRAGMA page_count") + 6);
 	assert_int_equal(store_exec(fx->st, sql), 0);
 	memset(content, 'z', sizeof(content) - 1);
 	content[sizeof(content) - 1] = '\0';
@@ -509,19 +518,6 @@ test_inbox_when_uplink(void **state)
 	store_stmt_done(q);
 	free(a);
 	free(b);
-}
-
-static int64_t
-other_count(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*q;
-	int64_t		 v;
-
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	v = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	return v;
 }
 
 /* An ingest on a new loop, with the given commit policy. */

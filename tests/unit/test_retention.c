@@ -126,19 +126,6 @@ totals(struct rfx *r, int64_t *count, int64_t *bytes)
 	assert_int_equal(store_events_totals(r->fx->st, count, bytes), 0);
 }
 
-static int64_t
-count_where(struct rfx *r, const char *sql)
-{
-	sqlite3_stmt	*q = store_stmt(r->fx->st, sql);
-	int64_t		 v;
-
-	assert_non_null(q);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	v = sqlite3_column_int64(q, 0);
-	store_stmt_done(q);
-	return v;
-}
-
 /* Run loop rounds until retention is settled; the rounds it took. */
 static int
 run_until_settled(struct rfx *r)
@@ -202,7 +189,7 @@ test_evicts_to_low_water_after_ingest_commit(void **state)
 	assert_true(bytes <= low);
 	assert_true(bytes + ROW_BYTES > low);
 	/* The oldest went: the oldest left is row want (created_at 1000+want). */
-	assert_int_equal(count_where(r, "SELECT min(created_at) FROM events"),
+	assert_int_equal(fixture_int(r->fx, "SELECT min(created_at) FROM events"),
 	    1000 + want);
 	assert_int_equal(log_lines_with(r, "evicting the oldest"), 1);
 	assert_int_equal(log_lines_with(r, "within budget"), 1);
@@ -266,11 +253,11 @@ test_protected_only_said_once(void **state)
 	assert_string_equal(retention_state_name(retention_state(r->ret)),
 	    "protected");
 	assert_int_equal(retention_evicted(r->ret), 20);
-	assert_int_equal(count_where(r, "SELECT count(*) FROM events WHERE "
+	assert_int_equal(fixture_int(r->fx, "SELECT count(*) FROM events WHERE "
 	    "kind = 1 AND id NOT IN (SELECT event_id FROM inbox)"), 0);
-	assert_int_equal(count_where(r, "SELECT count(*) FROM events WHERE "
+	assert_int_equal(fixture_int(r->fx, "SELECT count(*) FROM events WHERE "
 	    "kind IN (0, 3, 10002)"), 210);
-	assert_int_equal(count_where(r, "SELECT count(*) FROM inbox"), 70);
+	assert_int_equal(fixture_int(r->fx, "SELECT count(*) FROM inbox"), 70);
 	totals(r, &count, &bytes);
 	assert_int_equal(count, 280);
 	assert_true(bytes > BUDGET);

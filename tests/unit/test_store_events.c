@@ -70,19 +70,6 @@ has(struct fixture *fx, uint8_t n)
 	return rc == 1;
 }
 
-static int64_t
-query_int(struct fixture *fx, const char *sql)
-{
-	sqlite3_stmt	*q = store_stmt(fx->st, sql);
-	int64_t		 v;
-
-	assert_non_null(q);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	v = sqlite3_column_int64(q, 0);
-	store_stmt_done(q);
-	return v;
-}
-
 static void
 assert_totals(struct fixture *fx, int64_t count, int64_t bytes)
 {
@@ -109,8 +96,8 @@ test_insert_dedup_totals(void **state)
 	assert_totals(fx, 2, 13 + 2);
 	assert_true(has(fx, 1));
 	assert_false(has(fx, 3));
-	assert_int_equal(query_int(fx, "SELECT count(*) FROM inbox"), 1);
-	assert_int_equal(query_int(fx, "SELECT count(*) FROM inbox WHERE "
+	assert_int_equal(fixture_int(fx, "SELECT count(*) FROM inbox"), 1);
+	assert_int_equal(fixture_int(fx, "SELECT count(*) FROM inbox WHERE "
 	    "substr(event_id, 1, 1) = x'02' AND state = 'pending'"), 1);
 
 	buf_init(&b, 1024);
@@ -149,8 +136,8 @@ test_totals_follow_transactions(void **state)
 	assert_int_equal(store_commit(fx->st), 0);
 	assert_int_equal(store_commit(fx->st), 0);
 	assert_totals(fx, 2, 16);
-	assert_int_equal(query_int(fx, "SELECT count FROM event_totals"), 2);
-	assert_int_equal(query_int(fx, "SELECT bytes FROM event_totals"), 16);
+	assert_int_equal(fixture_int(fx, "SELECT count FROM event_totals"), 2);
+	assert_int_equal(fixture_int(fx, "SELECT bytes FROM event_totals"), 16);
 	/* A rolled-back transaction leaves the row as it was. */
 	assert_int_equal(store_begin(fx->st), 0);
 	assert_int_equal(put(fx, 4, 0xaa, 1, 103, "{}", false), 1);
@@ -159,9 +146,9 @@ test_totals_follow_transactions(void **state)
 	assert_false(has(fx, 4));
 	/* Outside a transaction an insert commits its own. */
 	assert_int_equal(put(fx, 5, 0xaa, 1, 104, "{}", false), 1);
-	assert_int_equal(query_int(fx, "SELECT count FROM event_totals"), 3);
-	assert_int_equal(query_int(fx, "SELECT count(*) FROM events"), 3);
-	assert_int_equal(query_int(fx, "SELECT sum(length(CAST(json AS BLOB))) "
+	assert_int_equal(fixture_int(fx, "SELECT count FROM event_totals"), 3);
+	assert_int_equal(fixture_int(fx, "SELECT count(*) FROM events"), 3);
+	assert_int_equal(fixture_int(fx, "SELECT sum(length(CAST(json AS BLOB))) "
 	    "FROM events"), 18);
 	assert_int_equal(store_totals_add(fx->st, 1, 1), -1);
 }
@@ -353,7 +340,7 @@ test_evict_order_and_protection(void **state)
 		assert_true(has(fx, i));
 	assert_int_equal(store_events_evict(fx->st, 0, &evicted), 1);
 	assert_int_equal(evicted, 0);
-	assert_int_equal(query_int(fx, "SELECT count(*) FROM inbox"), 1);
+	assert_int_equal(fixture_int(fx, "SELECT count(*) FROM inbox"), 1);
 
 	/* Once the uplink confirmed it, the queued one may go. */
 	assert_int_equal(store_exec(fx->st, "DELETE FROM inbox"), 0);
@@ -401,7 +388,7 @@ test_evict_bounded_resume(void **state)
 	assert_int_equal(evicted, 5);
 	assert_totals(fx, n - 5, n - 5);
 	/* The five oldest kind 1 rows went. */
-	assert_int_equal(query_int(fx, "SELECT min(created_at) FROM events "
+	assert_int_equal(fixture_int(fx, "SELECT min(created_at) FROM events "
 	    "WHERE kind = 1"), STORE_EVICT_SCAN_ROWS + 5);
 	/* Over budget with nothing left to take: the sweep wraps. */
 	assert_int_equal(store_events_evict(fx->st, 0, &evicted), 1);
@@ -460,17 +447,17 @@ test_migration_003_keeps_rows(void **state)
 	assert_int_equal(store_open(&fx.st, fx.dir, err, sizeof(err)), 0);
 	assert_int_equal(store_schema_version(fx.st), 3);
 	assert_totals(&fx, 2, 10 + 2);
-	assert_int_equal(query_int(&fx, "SELECT group_concat(rowid || ':' || "
+	assert_int_equal(fixture_int(&fx, "SELECT group_concat(rowid || ':' || "
 	    "kind || ':' || source, ',') = '7:3:live,9:1:job' FROM events"), 1);
-	assert_int_equal(query_int(&fx, "SELECT count(*) FROM inbox i JOIN "
+	assert_int_equal(fixture_int(&fx, "SELECT count(*) FROM inbox i JOIN "
 	    "events e ON e.id = i.event_id WHERE e.first_relay = "
 	    "'wss://a.example'"), 1);
 	/* json is the last column; the insert trigger is gone. */
-	assert_int_equal(query_int(&fx, "SELECT cid FROM pragma_table_info("
+	assert_int_equal(fixture_int(&fx, "SELECT cid FROM pragma_table_info("
 	    "'events') WHERE name = 'json'"), 7);
-	assert_int_equal(query_int(&fx, "SELECT count(*) FROM sqlite_schema "
+	assert_int_equal(fixture_int(&fx, "SELECT count(*) FROM sqlite_schema "
 	    "WHERE type = 'trigger' AND tbl_name = 'events'"), 1);
-	assert_int_equal(query_int(&fx, "PRAGMA foreign_keys"), 1);
+	assert_int_equal(fixture_int(&fx, "PRAGMA foreign_keys"), 1);
 	/* The inbox still refuses an id that is not stored... */
 	assert_int_equal(store_exec(fx.st, "INSERT INTO inbox (event_id, "
 	    "enqueued_at) VALUES (x'02" Z62 "', 5)"), -1);
