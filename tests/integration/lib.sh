@@ -18,6 +18,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# use_relaysim: skip (77) without node, its ws package or python3; load
+# relaysim's helpers and stop relaysim on exit as well as cleaning up.
+use_relaysim() {
+	command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
+	command -v python3 >/dev/null || exit 77
+	. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
+	trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+}
+
 fails=0
 passes=0
 ok()   { passes=$((passes + 1)); echo "ok - $*"; }

@@ -8,10 +8,7 @@
 # Raised at run time, the budget is met, and the drain pages every
 # author's whole history.
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 
 cat > "$T/sim.json" <<'JSON'
 {"dataset": {"authors": 5, "events": 600, "seed": 71},

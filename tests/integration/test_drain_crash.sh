@@ -7,10 +7,7 @@
 # is stored). Finally the daemon drains to idle and the store must equal
 # the ground truth (drain_check.py).
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 KILLS=${CACHEBOX_CRASH_KILLS:-24}
 
 # 20 authors, 20,000 notes (signed once, then cached); relays slow per event

@@ -12,10 +12,7 @@
 # at most 1.05 events per distinct event, and the status, `follows` and
 # `backfill reset` agree.
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 CHECK=$CACHEBOX_TESTS/integration/drain_check.py
 
 # Relay i of this list fills the dataset's kind 10002 placeholder "i":

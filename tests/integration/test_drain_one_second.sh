@@ -12,10 +12,7 @@
 # events are stored and no cursor row is incomplete. (A burst over a
 # relay's cap staying incomplete is covered by test_drain_faults.sh.)
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 
 TS=1650000000
 cat > "$T/sim.json" <<JSON

@@ -12,10 +12,7 @@
 # their delay (one of them aged an hour, but on its second record) stay
 # incomplete and do not keep the daemon from exiting.
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 
 read -r PA PB < <(python3 -c '
 import socket

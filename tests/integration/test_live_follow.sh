@@ -20,10 +20,7 @@
 # relay where nothing of that author is live, arrives with the next refresh
 # (which asks kept authors for kinds 0 and 10002 newer than the last one).
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 SIGN=$CACHEBOX_TESTS/integration/sign_events.mjs
 
 cat > "$T/sim.json" <<'JSON'

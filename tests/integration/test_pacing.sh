@@ -9,10 +9,7 @@
 # two relays are worked in parallel, not one after the other: their REQs
 # interleave in time. The whole history is still drained to complete.
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 
 cat > "$T/sim.json" <<'JSON'
 {"dataset": {"authors": 3, "events": 240, "seed": 91},

@@ -9,10 +9,7 @@
 # of every author's drain (`backfill reset` without an author) drains the
 # whole set again to complete, with new REQs and the same events.
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
-command -v python3 >/dev/null || exit 77
-. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+use_relaysim
 
 cat > "$T/sim.json" <<'JSON'
 {"dataset": {"authors": 6, "events": 1200, "seed": 33},
