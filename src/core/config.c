@@ -57,6 +57,11 @@ static const struct cfg_def cfg_table[] = {
 	  true, false },
 	{ "relay.backoff_max_ms", CFG_INT, "300000", 1000, 3600000, "ms",
 	  "longest wait before reconnecting to a failing relay", true, false },
+	{ "recovery.backoff_base_ms", CFG_INT, "30000", 10, 3600000, "ms",
+	  "wait before fetching again ids a relay reported and did not "
+	  "deliver; doubled for each failed fetch", true, false },
+	{ "recovery.backoff_max_ms", CFG_INT, "900000", 10, 86400000, "ms",
+	  "longest wait between two such fetches from one relay", true, false },
 	{ "http.listen", CFG_HOSTPORT, "127.0.0.1:8080", 0, 0, "",
 	  "address of the status page and JSON API", false, false },
 	{ "dns.servers", CFG_ADDRS, "", 0, 0, "",

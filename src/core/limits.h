@@ -191,4 +191,10 @@
 #define DRAIN_RETRY_SWEEP_MS		(5 * 60 * 1000)	/* cursor rows due a retry are looked for every, ms */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 
+/* Missing-event recovery (src/sync/recovery.c, src/store/recovery.c); its delays are recovery.backoff_*_ms. */
+#define RECOVERY_MAX_IDS_PER_ATTEMPT	300		/* ids in one recovery fetch (one exact-id REQ), ids */
+#define RECOVERY_MAX_FAILURES_PER_ID	12		/* failed fetches of one id before it expires, fetches */
+#define RECOVERY_MAX_SOURCE_BATCHES	16		/* batch ids remembered per relay to tell a related failure from an unrelated one */
+#define RECOVERY_BACKOFF_MAX_DOUBLINGS	16		/* failures past this double the delay no further (before the cap), doublings */
+
 #endif
