@@ -161,7 +161,58 @@ bad:
 	return NULL;
 }
 
-/* Create the state directory if needed (0700) and check we can write it. */
+/*
+ * Files of the state directory that hold secrets or the cache: an older
+ * version, or an admin's copy, may have left them readable by others.
+ */
+static const char *const state_files[] = {
+	STORE_DB_NAME, STORE_DB_NAME "-wal", STORE_DB_NAME "-shm",
+	STORE_DB_NAME "-journal", "http.port",
+};
+
+/* chmod 0600 every state file that others may read; log each one. */
+static void
+state_files_tighten(const char *dir)
+{
+	char		path[PATH_MAX];
+	struct stat	st;
+	size_t		i;
+
+	for (i = 0; i < sizeof(state_files) / sizeof(state_files[0]); i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", dir,
+		    state_files[i]) >= (int)sizeof(path) ||
+		    lstat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    (st.st_mode & 077) == 0)
+			continue;
+		if (chmod(path, 0600) == -1)
+			log_warn("cannot make %s private (mode %03o)", path,
+			    (unsigned)(st.st_mode & 0777));
+		else
+			log_info("%s was mode %03o; now 0600", path,
+			    (unsigned)(st.st_mode & 0777));
+	}
+}
+
+/*
+ * The directory itself is the admin's choice (a package may make it
+ * 0750 for a group that reads logs), so it is not changed, only named.
+ */
+static void
+state_dir_check_mode(const char *dir)
+{
+	struct stat	st;
+
+	if (stat(dir, &st) == 0 && (st.st_mode & 077) != 0)
+		log_warnx("state directory %s is mode %03o: other users can "
+		    "see its names; every file cacheboxd creates there is "
+		    "0600, but 'chmod 700 %s' is safer", dir,
+		    (unsigned)(st.st_mode & 0777), dir);
+}
+
+/*
+ * Create the state directory if needed (0700) and check we can write it;
+ * warn when others can look into it and make its files private.
+ */
 static int
 state_dir_ready(const char *dir)
 {
@@ -180,6 +231,7 @@ state_dir_ready(const char *dir)
 		    strerror(errno));
 		return -1;
 	}
+	state_dir_check_mode(dir);
 	return 0;
 }
 
@@ -190,7 +242,9 @@ open_state(struct app *app)
 
 	if (state_dir_ready(app->state_dir) == -1)
 		return -1;
-	if (store_open(&app->store, app->state_dir, err, sizeof(err)) == -1 ||
+	if (store_open(&app->store, app->state_dir, err, sizeof(err)) == 0)
+		state_files_tighten(app->state_dir);	/* ours, now known */
+	if (app->store == NULL ||
 	    store_config_load(app->store, app->cfg, err, sizeof(err)) == -1 ||
 	    key_load_or_create(app->state_dir, &app->key, err, sizeof(err)) == -1) {
 		fprintf(stderr, "cacheboxd: %s\n", err);
@@ -472,6 +526,12 @@ main(int argc, char **argv)
 	struct options	o;
 	int		rc;
 
+	/*
+	 * Every file the daemon creates is private, whatever umask it was
+	 * started with: the database holds the admin token's hash and the
+	 * cache, the state directory the box key.
+	 */
+	umask(077);
 	log_init(stderr, LOG_LEVEL_INFO);
 	if (parse_args(argc, argv, &o) == -1) {
 		free(o.sets);

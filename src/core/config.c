@@ -20,6 +20,8 @@
 #include "core/config.h"
 #include "core/limits.h"
 #include "core/log.h"
+#include "core/redact.h"
+#include "core/secret.h"
 #include "nostr/nip19.h"
 
 #define KIB	((int64_t)1024)
@@ -27,66 +29,84 @@
 #define GIB	(MIB * 1024)
 
 static const struct cfg_def cfg_table[] = {
-	{ "relays.bootstrap", CFG_URLS,
-	  "wss://relay.damus.io,wss://nos.lol,wss://relay.nostr.band,"
-	  "wss://purplepag.es", 0, 0, "",
-	  "upstream relays asked for follow lists, relay lists and history",
-	  true, false },
-	{ "follow.roots", CFG_KEYS, "", 0, 0, "",
-	  "people whose follow lists define what is cached (npub or hex)",
-	  true, false },
-	{ "uplink.url", CFG_UPLINK, "", 0, 0, "",
-	  "owner's relay to forward to: ws(s):// or postgres://; empty = none",
-	  true, false },
-	{ "uplink.pg.create_schema", CFG_BOOL, "false", 0, 0, "",
-	  "create caching_event_inbox on the Postgres uplink if missing",
-	  true, false },
-	{ "backfill.enabled", CFG_BOOL, "true", 0, 0, "",
-	  "page through the history of every followed author", true, false },
-	{ "backfill.page_size", CFG_INT, "500", 1, 5000, "events",
-	  "limit asked for in one backfill request", true, false },
-	{ "backfill.pace_ms", CFG_INT, "1000", 0, 600000, "ms",
-	  "least gap between two backfill requests to one relay", true, false },
-	{ "backfill.max_subs_per_relay", CFG_INT, "4", 1, 64, "subscriptions",
-	  "open backfill subscriptions per relay when NIP-11 gives no limit",
-	  true, false },
-	{ "live.enabled", CFG_BOOL, "true", 0, 0, "",
-	  "subscribe to new events of followed authors", true, false },
-	{ "live.overlap_s", CFG_INT, "600", 0, 86400, "s",
-	  "how far before the last event seen a live reconnect asks from",
-	  true, false },
-	{ "relay.backoff_max_ms", CFG_INT, "300000", 1000, 3600000, "ms",
-	  "longest wait before reconnecting to a failing relay", true, false },
-	{ "recovery.backoff_base_ms", CFG_INT, "30000", 10, 3600000, "ms",
-	  "wait before fetching again ids a relay reported and did not "
-	  "deliver; doubled for each failed fetch", true, false },
-	{ "recovery.backoff_max_ms", CFG_INT, "900000", 10, 86400000, "ms",
-	  "longest wait between two such fetches from one relay", true, false },
-	{ "http.listen", CFG_HOSTPORT, "127.0.0.1:8080", 0, 0, "",
-	  "address of the status page and JSON API", false, false },
-	{ "dns.servers", CFG_ADDRS, "", 0, 0, "",
-	  "DNS servers: IP, IP:port or [v6]:port, comma-separated; "
-	  "empty = /etc/resolv.conf", false, false },
-	{ "tls.ca_file", CFG_STRING, "", 0, 0, "",
-	  "CA bundle for wss://; empty = /etc/ssl/certs/ca-certificates.crt",
-	  false, false },
-	{ "limits.max_event_bytes", CFG_SIZE, "256k", 1 * KIB,
-	  EVENT_MAX_BYTES_CEILING, "bytes",
-	  "largest event JSON accepted from a relay", true, false },
-	{ "store.max_bytes", CFG_SIZE, "4g", 16 * MIB, 1024 * GIB, "bytes",
-	  "budget for stored events; forwarded ones are evicted past it",
-	  true, false },
-	{ "store.cache_kib", CFG_INT, "2048", 256, 262144, "KiB",
-	  "SQLite page cache", false, false },
-	{ "admin.token", CFG_STRING, "", 0, 0, "",
-	  "bearer token for mutating API calls; empty = mutations refused",
-	  true, true },
-	{ "console.tty", CFG_STRING, "", 0, 0, "",
-	  "serial console device, '-' for stdin; empty = no console",
-	  false, false },
-	{ "log.level", CFG_LEVEL, "info", 0, 0, "",
-	  "least severe level logged: error, warn, info or debug", true, false },
-	{ NULL, 0, NULL, 0, 0, NULL, NULL, false, false },
+	{ .name = "relays.bootstrap", .type = CFG_URLS,
+	  .def = "wss://relay.damus.io,wss://nos.lol,wss://relay.nostr.band,"
+	  "wss://purplepag.es",
+	  .help = "upstream relays asked for follow lists, relay lists and "
+	  "history", .flags = CFG_RUNTIME },
+	{ .name = "follow.roots", .type = CFG_KEYS, .def = "",
+	  .help = "people whose follow lists define what is cached (npub or "
+	  "hex)", .flags = CFG_RUNTIME },
+	{ .name = "uplink.url", .type = CFG_UPLINK, .def = "",
+	  .help = "owner's relay to forward to: ws(s):// or postgres://; "
+	  "empty = none", .flags = CFG_RUNTIME },
+	{ .name = "uplink.pg.create_schema", .type = CFG_BOOL, .def = "false",
+	  .help = "create caching_event_inbox on the Postgres uplink if "
+	  "missing", .flags = CFG_RUNTIME },
+	{ .name = "backfill.enabled", .type = CFG_BOOL, .def = "true",
+	  .help = "page through the history of every followed author",
+	  .flags = CFG_RUNTIME },
+	{ .name = "backfill.page_size", .type = CFG_INT, .def = "500",
+	  .min = 1, .max = 5000, .unit = "events",
+	  .help = "limit asked for in one backfill request",
+	  .flags = CFG_RUNTIME },
+	{ .name = "backfill.pace_ms", .type = CFG_INT, .def = "1000",
+	  .min = 0, .max = 600000, .unit = "ms",
+	  .help = "least gap between two backfill requests to one relay",
+	  .flags = CFG_RUNTIME },
+	{ .name = "backfill.max_subs_per_relay", .type = CFG_INT, .def = "4",
+	  .min = 1, .max = 64, .unit = "subscriptions",
+	  .help = "open backfill subscriptions per relay when NIP-11 gives no "
+	  "limit", .flags = CFG_RUNTIME },
+	{ .name = "live.enabled", .type = CFG_BOOL, .def = "true",
+	  .help = "subscribe to new events of followed authors",
+	  .flags = CFG_RUNTIME },
+	{ .name = "live.overlap_s", .type = CFG_INT, .def = "600",
+	  .min = 0, .max = 86400, .unit = "s",
+	  .help = "how far before the last event seen a live reconnect asks "
+	  "from", .flags = CFG_RUNTIME },
+	{ .name = "relay.backoff_max_ms", .type = CFG_INT, .def = "300000",
+	  .min = 1000, .max = 3600000, .unit = "ms",
+	  .help = "longest wait before reconnecting to a failing relay",
+	  .flags = CFG_RUNTIME },
+	{ .name = "recovery.backoff_base_ms", .type = CFG_INT, .def = "30000",
+	  .min = 10, .max = 3600000, .unit = "ms",
+	  .help = "wait before fetching again ids a relay reported and did "
+	  "not deliver; doubled for each failed fetch", .flags = CFG_RUNTIME },
+	{ .name = "recovery.backoff_max_ms", .type = CFG_INT,
+	  .def = "900000", .min = 10, .max = 86400000, .unit = "ms",
+	  .help = "longest wait between two such fetches from one relay",
+	  .flags = CFG_RUNTIME },
+	{ .name = "http.listen", .type = CFG_HOSTPORT, .def = "127.0.0.1:8080",
+	  .help = "address of the status page and JSON API" },
+	{ .name = "dns.servers", .type = CFG_ADDRS, .def = "",
+	  .help = "DNS servers: IP, IP:port or [v6]:port, comma-separated; "
+	  "empty = /etc/resolv.conf" },
+	{ .name = "tls.ca_file", .type = CFG_STRING, .def = "",
+	  .help = "CA bundle for wss://; empty = "
+	  "/etc/ssl/certs/ca-certificates.crt", .flags = CFG_LOCAL },
+	{ .name = "limits.max_event_bytes", .type = CFG_SIZE, .def = "256k",
+	  .min = 1 * KIB, .max = EVENT_MAX_BYTES_CEILING, .unit = "bytes",
+	  .help = "largest event JSON accepted from a relay",
+	  .flags = CFG_RUNTIME },
+	{ .name = "store.max_bytes", .type = CFG_SIZE, .def = "4g",
+	  .min = 16 * MIB, .max = 1024 * GIB, .unit = "bytes",
+	  .help = "budget for stored events; forwarded ones are evicted past "
+	  "it", .flags = CFG_RUNTIME },
+	{ .name = "store.cache_kib", .type = CFG_INT, .def = "2048",
+	  .min = 256, .max = 262144, .unit = "KiB",
+	  .help = "SQLite page cache" },
+	{ .name = "admin.token", .type = CFG_TOKEN, .def = "",
+	  .help = "bearer token for mutating API calls (kept only as a salted "
+	  "hash); empty = mutations refused",
+	  .flags = CFG_RUNTIME | CFG_SECRET },
+	{ .name = "console.tty", .type = CFG_STRING, .def = "",
+	  .help = "serial console device, '-' for stdin; empty = no console",
+	  .flags = CFG_LOCAL },
+	{ .name = "log.level", .type = CFG_LEVEL, .def = "info",
+	  .help = "least severe level logged: error, warn, info or debug",
+	  .flags = CFG_RUNTIME },
+	{ .name = NULL },
 };
 
 #define CFG_NKEYS	(sizeof(cfg_table) / sizeof(cfg_table[0]) - 1)
@@ -509,8 +529,32 @@ cfg_check_uplink(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
 	    strncasecmp(s, "postgresql://", 13) == 0) &&
 	    strpbrk(s, " \t") == NULL)
 		return cfg_copy(out, s);
-	return cfg_fail(err, errlen, "%s: '%s' is not empty or a ws://, wss://, "
-	    "postgres:// or postgresql:// URL", d->name, s);
+	/* Never echoed: a refused value may still carry a password. */
+	return cfg_fail(err, errlen, "%s: not empty or a ws://, wss://, "
+	    "postgres:// or postgresql:// URL (a libpq keyword/value string "
+	    "is not accepted)", d->name);
+}
+
+/*
+ * An admin token: empty (none), a stored hash (from the database), or the
+ * token itself, which is checked against the one rule and kept only as a
+ * fresh salted hash. Messages never repeat it.
+ */
+static int
+cfg_check_token(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
+    char *err, size_t errlen)
+{
+	char	msg[256];
+
+	out->num = 0;
+	if (*s == '\0' || secret_is_hash(s))
+		return cfg_copy(out, s);
+	if (secret_token_check(s, msg, sizeof(msg)) == -1)
+		return cfg_fail(err, errlen, "%s: %s", d->name, msg);
+	if (secret_hash(s, out->text, sizeof(out->text)) == -1)
+		return cfg_fail(err, errlen, "%s: cannot hash the token",
+		    d->name);
+	return 0;
 }
 
 static int
@@ -538,6 +582,7 @@ static const struct {
 	[CFG_HOSTPORT] = { "hostport", cfg_check_hostport },
 	[CFG_KEYS] = { "keys", cfg_check_keys },
 	[CFG_ADDRS] = { "addresses", cfg_check_addrs },
+	[CFG_TOKEN] = { "token", cfg_check_token },
 };
 
 /* Trim value, refuse what no type accepts, then run the type's check. */
@@ -609,6 +654,23 @@ config_validate(const char *key, const char *value, char *err, size_t errlen)
 	if (i == -1)
 		return cfg_fail(err, errlen, "unknown key '%s'", key);
 	return cfg_parse(&cfg_table[i], value, &p, err, errlen);
+}
+
+int
+config_normalize(const char *key, const char *value, char *out,
+    size_t outlen, char *err, size_t errlen)
+{
+	struct cfg_parsed	p;
+	int			i = cfg_index(key);
+
+	if (i == -1)
+		return cfg_fail(err, errlen, "unknown key '%s'", key);
+	if (cfg_parse(&cfg_table[i], value, &p, err, errlen) == -1)
+		return -1;
+	if (strlen(p.text) >= outlen)
+		return cfg_fail(err, errlen, "%s: value too long", key);
+	memcpy(out, p.text, strlen(p.text) + 1);
+	return 0;
 }
 
 /*
@@ -809,13 +871,32 @@ config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)
 	return rv;
 }
 
-/* The value in force as text, owned by cfg; NULL for an unknown key. */
-const char *
-config_get(const struct config *cfg, const char *key)
+/*
+ * The index of a key a caller names in code. An unknown one is a
+ * programming error: a debug build stops at once, a release build logs it
+ * and the getter answers empty or zero.
+ */
+static int
+cfg_index_known(const char *key)
 {
 	int	i = cfg_index(key);
 
-	return i == -1 ? NULL : cfg->v[i].text;
+	if (i == -1) {
+		log_warnx("config: BUG: no key '%s' in the table", key);
+#ifndef NDEBUG
+		abort();
+#endif
+	}
+	return i;
+}
+
+/* The value in force as text, owned by cfg. */
+const char *
+config_get(const struct config *cfg, const char *key)
+{
+	int	i = cfg_index_known(key);
+
+	return i == -1 ? "" : cfg->v[i].text;
 }
 
 /*
@@ -825,7 +906,7 @@ config_get(const struct config *cfg, const char *key)
 int64_t
 config_get_int(const struct config *cfg, const char *key)
 {
-	int	i = cfg_index(key);
+	int	i = cfg_index_known(key);
 
 	return i == -1 ? 0 : cfg->v[i].num;
 }
@@ -841,7 +922,7 @@ config_get_bool(const struct config *cfg, const char *key)
 enum cfg_source
 config_source(const struct config *cfg, const char *key)
 {
-	int	i = cfg_index(key);
+	int	i = cfg_index_known(key);
 
 	return i == -1 ? CFG_SRC_DEFAULT : cfg->v[i].src;
 }
@@ -862,34 +943,17 @@ config_source_name(enum cfg_source src)
 	return names[src];
 }
 
-/* In a URL, the ':' that starts a password in "scheme://user:pw@", or NULL. */
-static const char *
-cfg_url_password(const char *v, const char **at)
-{
-	const char	*host, *colon;
-	size_t		 n;
-
-	if ((host = strstr(v, "://")) == NULL)
-		return NULL;
-	host += 3;
-	n = strcspn(host, "/?#");
-	if ((*at = memchr(host, '@', n)) == NULL)
-		return NULL;
-	colon = memchr(host, ':', (size_t)(*at - host));
-	return colon;
-}
-
 /*
  * The value of key as it may be shown to a person, written into out: a
- * secret is "(set)" or "", and the password of a URL ("user:pw@") is
- * replaced by "***". Returns out; "" for an unknown key.
+ * secret is "(set)" or "", and every credential a URL or connection
+ * string carries is "***". Returns out; "" for an unknown key.
  */
 const char *
 config_display(const struct config *cfg, const char *key, char *out,
     size_t outlen)
 {
 	const struct cfg_def	*d = config_lookup(key);
-	const char		*v, *pw, *at;
+	const char		*v;
 
 	if (outlen == 0)
 		return out;
@@ -897,12 +961,10 @@ config_display(const struct config *cfg, const char *key, char *out,
 	if (d == NULL)
 		return out;
 	v = config_get(cfg, key);
-	if (d->secret)
+	if (d->flags & CFG_SECRET)
 		snprintf(out, outlen, "%s", v[0] != '\0' ? "(set)" : "");
-	else if ((pw = cfg_url_password(v, &at)) != NULL)
-		snprintf(out, outlen, "%.*s:***%s", (int)(pw - v), v, at);
 	else
-		snprintf(out, outlen, "%s", v);
+		redact_url(v, out, outlen);
 	return out;
 }
 
@@ -926,7 +988,7 @@ config_adopt(struct config *cfg, const struct config *fresh)
 			cfg->v[i].src = f->src;
 			continue;
 		}
-		if (!cfg_table[i].runtime) {
+		if (!(cfg_table[i].flags & CFG_RUNTIME)) {
 			log_warnx("config: %s changed; takes effect after a "
 			    "restart", cfg_table[i].name);
 			continue;

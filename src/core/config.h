@@ -26,6 +26,7 @@ enum cfg_type {
 	CFG_HOSTPORT,	/* host:port or [v6]:port */
 	CFG_KEYS,	/* comma-separated npub or 64-hex public keys (may be empty) */
 	CFG_ADDRS,	/* comma-separated IP, IP:port or [v6]:port (may be empty) */
+	CFG_TOKEN,	/* a secret kept only as its salted hash (core/secret.h) */
 };
 
 enum cfg_source {
@@ -35,15 +36,27 @@ enum cfg_source {
 	CFG_SRC_CLI,
 };
 
+/* What a key allows, in cfg_def.flags. */
+enum cfg_flag {
+	CFG_RUNTIME = 1 << 0,	/* may change while the daemon runs */
+	CFG_SECRET = 1 << 1,	/* never shown, only "(set)" (admin.token) */
+	/*
+	 * Names a path or a device the daemon opens: set only from the
+	 * console, the -c file or the command line, never over the web or
+	 * the control socket, and a stored value counts only if the console
+	 * stored it (DESIGN.md 9: a remote command never names a path).
+	 */
+	CFG_LOCAL = 1 << 2,
+};
+
 struct cfg_def {
 	const char	*name;
 	enum cfg_type	 type;
 	const char	*def;		/* default, as text */
 	int64_t		 min, max;	/* for CFG_INT and CFG_SIZE */
-	const char	*unit;		/* "ms", "bytes", ... or "" */
+	const char	*unit;		/* "ms", "bytes", ... or NULL */
 	const char	*help;
-	bool		 runtime;	/* may change while running */
-	bool		 secret;	/* never shown in full (admin.token) */
+	unsigned	 flags;		/* enum cfg_flag */
 };
 
 struct config;
@@ -68,6 +81,13 @@ int		 config_set(struct config *, const char *key, const char *value,
 /* Validate without storing. 0 or -1 with err. */
 int		 config_validate(const char *key, const char *value, char *err,
 		    size_t errlen);
+/*
+ * Validate value for key and write the text config_set() would keep into
+ * out: trimmed, lists joined, a CFG_TOKEN hashed (so the database never
+ * sees a token). 0, or -1 with err. Messages never repeat a secret.
+ */
+int		 config_normalize(const char *key, const char *value, char *out,
+		    size_t outlen, char *err, size_t errlen);
 /* Parse "KEY=VALUE" (for --set) and set it from CFG_SRC_CLI. */
 int		 config_set_arg(struct config *, const char *arg, char *err, size_t errlen);
 /*
@@ -83,7 +103,12 @@ int		 config_load_file(struct config *, const char *path, char *err,
 int		 config_load_buf(struct config *, const char *name,
 		    const char *data, size_t len, char *err, size_t errlen);
 
-/* Current value as text (never NULL for a known key, NULL otherwise). */
+/*
+ * Every key passed to the getters below must be in the table: an unknown
+ * one is a programming error, which aborts a debug build and is logged
+ * (with an empty or zero answer) in a release build.
+ */
+/* Current value as text (never NULL for a known key, "" otherwise). */
 const char	*config_get(const struct config *, const char *key);
 /* INT; SIZE in bytes; BOOL 0/1; LEVEL as enum log_level; list item counts. */
 int64_t		 config_get_int(const struct config *, const char *key);
@@ -94,7 +119,8 @@ const char	*config_source_name(enum cfg_source);
 const char	*config_type_name(enum cfg_type);
 /*
  * The value of key fit to show a person, written into out (returned): a
- * secret key shows "(set)" or "", a URL password shows as "***".
+ * secret key shows "(set)" or "", every credential of a URL or connection
+ * string shows as "***" (core/redact.h).
  */
 const char	*config_display(const struct config *, const char *key,
 		    char *out, size_t outlen);

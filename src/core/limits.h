@@ -41,6 +41,10 @@
 #define CONFIG_MAX_KEY			64		/* bytes of one key name */
 #define CONFIG_MAX_FILE_BYTES		(256 * 1024)	/* bytes of a -c file */
 
+/* Credentials masked on every surface (core/redact.c). */
+#define REDACT_MAX_SPANS		16		/* credentials looked for in one URL or connection string */
+#define REDACT_TEXT_MAX			1024		/* bytes of a message after masking (longer ones are cut) */
+
 /* Local store. */
 #define STORE_CACHE_KIB			2048		/* SQLite page cache, KiB */
 #define STORE_BUSY_TIMEOUT_MS		2000		/* SQLite busy timeout, ms */
@@ -67,10 +71,25 @@
 #define HTTP_API_MAX_BODY_BYTES		(64 * 1024)	/* bytes of a POST body to /api/ */
 #define HTTP_API_MAX_HEADER_BYTES	(16 * 1024)	/* bytes of request line + headers (per-connection pool) */
 #define HTTP_API_MAX_CONNS		32		/* HTTP connections at once */
-#define HTTP_API_CONN_TIMEOUT_S		15		/* an idle HTTP connection is closed after, s */
+#define HTTP_API_CONN_TIMEOUT_S		15		/* an HTTP connection whose answer stops moving is closed after, s */
+#define HTTP_API_HEAD_DEADLINE_MS	10000		/* request line and headers complete within, from accept, ms */
+#define HTTP_API_REQUEST_DEADLINE_MS	15000		/* the whole request, body included, complete within, from accept, ms */
+#define HTTP_API_SHED_MIN_AGE_MS	1000		/* a connection being answered is never cut to make room before, ms */
+#define HTTP_API_EXCHANGE_DEADLINE_MS	60000		/* the whole exchange (headers, body, answer), from accept, ms */
+#define HTTP_API_LINGER_MS		2000		/* a refused peer may read our answer for, ms */
+#define HTTP_API_SWEEP_MS		500		/* how often deadlines are checked while connections are open, ms */
+#define HTTP_API_ACCEPT_BURST		64		/* connections accepted per wake-up */
+#define HTTP_API_ACCEPT_PAUSE_MS	1000		/* accepting rests this long when out of descriptors, ms */
+#define HTTP_API_MAX_QUERY_ARGS		32		/* arguments in a request's query string */
+#define HTTP_API_MAX_HEADER_LINES	64		/* header lines in a request */
+#define HTTP_API_AUTH_FAILURES		10		/* wrong admin tokens from one address... */
+#define HTTP_API_AUTH_WINDOW_MS		60000		/* ...within this window, after which it waits it out, ms */
+#define HTTP_API_AUTH_PEERS		16		/* addresses whose wrong tokens are counted at once */
 #define HTTP_API_MAX_REPLY_BYTES	(4 * 1024 * 1024) /* bytes of one JSON or metrics answer */
 #define ADMIN_TOKEN_MIN_CHARS		12		/* chars of an admin token */
 #define ADMIN_TOKEN_MAX_CHARS		256		/* chars of an admin token */
+#define ADMIN_TOKEN_HASH_ITERATIONS	4096		/* PBKDF2-HMAC-SHA256 rounds of the stored token hash */
+#define ADMIN_TOKEN_SALT_BYTES		16		/* random salt of the stored token hash, bytes */
 #define CONSOLE_MAX_LINE		512		/* bytes of one typed console line */
 #define CONSOLE_MAX_WORDS		16		/* words in one console line */
 #define CONSOLE_OUT_QUEUE_BYTES		(256 * 1024)	/* console output waiting for the terminal, bytes */

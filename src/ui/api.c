@@ -9,10 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include <mbedtls/sha256.h>
-
 #include "core/buf.h"
 #include "core/embed.h"
+#include "core/secret.h"
 #include "ui/api.h"
 #include "ui/commands.h"
 
@@ -217,25 +216,6 @@ api_body_args(const struct command *c, const char *body, size_t len,
 
 /* ---- the bearer token -------------------------------------------------- */
 
-/*
- * Both tokens are hashed first, so the comparison touches 32 bytes
- * whatever their lengths, and those 32 bytes are compared without an
- * early exit.
- */
-static int
-tokens_equal(const char *a, size_t alen, const char *b, size_t blen)
-{
-	unsigned char	ha[32], hb[32], diff = 0;
-	size_t		i;
-
-	if (mbedtls_sha256_ret((const unsigned char *)a, alen, ha, 0) != 0 ||
-	    mbedtls_sha256_ret((const unsigned char *)b, blen, hb, 0) != 0)
-		return 0;
-	for (i = 0; i < sizeof(ha); i++)
-		diff |= ha[i] ^ hb[i];
-	return diff == 0;
-}
-
 enum api_auth
 api_auth_check(const char *token, const char *header)
 {
@@ -252,8 +232,8 @@ api_auth_check(const char *token, const char *header)
 		len--;
 	if (len == 0)
 		return API_AUTH_MISSING;
-	return tokens_equal(token, strlen(token), header, len) ?
-	    API_AUTH_OK : API_AUTH_WRONG;
+	return secret_verify(token, header, len) ? API_AUTH_OK :
+	    API_AUTH_WRONG;
 }
 
 /* ---- Prometheus text --------------------------------------------------- */

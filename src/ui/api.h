@@ -61,10 +61,11 @@ cJSON			*api_body_args(const struct command *c, const char *body,
 
 /*
  * Check an Authorization header value (NULL if absent) against the
- * configured token (NULL or "" if none). The comparison of the tokens
- * takes the same time whatever they hold.
+ * configured token's stored hash (NULL or "" if none): the presented
+ * token is hashed with the stored salt and the hashes are compared in the
+ * same time wherever they differ (core/secret.h).
  */
-enum api_auth		 api_auth_check(const char *token, const char *header);
+enum api_auth		 api_auth_check(const char *stored, const char *header);
 
 /*
  * Append the Prometheus text exposition of a status document to out:

@@ -19,6 +19,7 @@
 #include "core/hex.h"
 #include "core/limits.h"
 #include "core/log.h"
+#include "core/secret.h"
 #include "nostr/nip19.h"
 #include "relay/pool.h"
 #include "store/config_store.h"
@@ -33,8 +34,6 @@
 #define ROOTS_KEY	"follow.roots"
 #define TOKEN_KEY	"admin.token"
 /* What an HTTP bearer token may be made of (RFC 6750 b64token, less '='). */
-#define TOKEN_CHARS	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
-			"0123456789-._~+/"
 
 typedef int	(*same_fn)(const char *, const char *);
 
@@ -113,27 +112,6 @@ edit_one(const char *item, void *arg)
 	return 0;
 }
 
-/*
- * Store value for key (validated) in the database and the running
- * configuration. NULL on success, or a new error object.
- */
-static cJSON *
-store_list(struct app *app, const char *key, const char *value)
-{
-	char	err[512];
-
-	if (config_validate(key, value, err, sizeof(err)) == -1)
-		return commands_error("%s", err);
-	if (store_config_put(app->store, key, value) == -1)
-		return commands_error("%s: could not store the value", key);
-	if (config_set(app->cfg, key, value, CFG_SRC_DB, err,
-	    sizeof(err)) == -1)
-		return commands_error("%s", err);
-	log_info("config: %s changed at run time", key);
-	app_config_changed(app, key);
-	return NULL;
-}
-
 /* The answer after a list changed: the key, its value and a note if due. */
 static cJSON *
 list_answer(struct app *app, const char *key, const char *what)
@@ -155,7 +133,7 @@ list_answer(struct app *app, const char *key, const char *what)
  */
 static cJSON *
 list_change(struct app *app, const char *key, const char *item, same_fn same,
-    int add)
+    int add, enum cmd_origin from)
 {
 	struct list_edit	 e = { item, same, { 0 }, 0 };
 	cJSON			*r = NULL;
@@ -171,7 +149,7 @@ list_change(struct app *app, const char *key, const char *item, same_fn same,
 	else if (!add && !e.found)
 		r = commands_error("%s is not in %s", item, key);
 	else
-		r = store_list(app, key, buf_cstr(&e.out));
+		r = commands_config_store(app, key, buf_cstr(&e.out), from);
 	buf_free(&e.out);
 	return r;
 }
@@ -281,7 +259,7 @@ add_pool_rows(struct app *app, cJSON *list)
 }
 
 cJSON *
-cmd_relays_list(struct app *app, const cJSON *args)
+cmd_relays_list(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	cJSON	*r = cJSON_CreateObject(), *list;
 
@@ -336,7 +314,7 @@ check_url(const char *url)
 }
 
 cJSON *
-cmd_relays_add(struct app *app, const cJSON *args)
+cmd_relays_add(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char	*url = arg_str(args, "url");
 	const char	*role = arg_str(args, "role");
@@ -349,7 +327,7 @@ cmd_relays_add(struct app *app, const cJSON *args)
 	if (!role_valid(role))
 		return commands_error("role must be bootstrap, outbox or custom");
 	if (strcmp(role, "bootstrap") == 0 &&
-	    (e = list_change(app, RELAYS_KEY, url, same_url, 1)) != NULL)
+	    (e = list_change(app, RELAYS_KEY, url, same_url, 1, from)) != NULL)
 		return e;
 	if ((e = record_role(app, url, role)) != NULL)
 		return e;
@@ -357,14 +335,14 @@ cmd_relays_add(struct app *app, const cJSON *args)
 }
 
 cJSON *
-cmd_relays_remove(struct app *app, const cJSON *args)
+cmd_relays_remove(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char	*url = arg_str(args, "url");
 	cJSON		*e;
 
 	if (url == NULL)
 		return commands_error("missing \"url\"");
-	if ((e = list_change(app, RELAYS_KEY, url, same_url, 0)) != NULL)
+	if ((e = list_change(app, RELAYS_KEY, url, same_url, 0, from)) != NULL)
 		return e;
 	return list_answer(app, RELAYS_KEY, "removed");
 }
@@ -374,7 +352,7 @@ cmd_relays_remove(struct app *app, const cJSON *args)
  * into or out of that role edits the list; the role is recorded either way.
  */
 cJSON *
-cmd_relays_role(struct app *app, const cJSON *args)
+cmd_relays_role(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char	*url = arg_str(args, "url");
 	const char	*role = arg_str(args, "role");
@@ -387,9 +365,9 @@ cmd_relays_role(struct app *app, const cJSON *args)
 		return commands_error("role must be bootstrap, outbox or custom");
 	listed = list_contains(config_get(app->cfg, RELAYS_KEY), url, same_url);
 	if (strcmp(role, "bootstrap") == 0 && !listed)
-		e = list_change(app, RELAYS_KEY, url, same_url, 1);
+		e = list_change(app, RELAYS_KEY, url, same_url, 1, from);
 	else if (strcmp(role, "bootstrap") != 0 && listed)
-		e = list_change(app, RELAYS_KEY, url, same_url, 0);
+		e = list_change(app, RELAYS_KEY, url, same_url, 0, from);
 	if (e != NULL || (e = record_role(app, url, role)) != NULL)
 		return e;
 	return list_answer(app, RELAYS_KEY, role);
@@ -417,7 +395,7 @@ add_root_row(const char *item, void *arg)
 }
 
 cJSON *
-cmd_roots_list(struct app *app, const cJSON *args)
+cmd_roots_list(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	cJSON	*r = cJSON_CreateObject(), *list;
 
@@ -427,7 +405,7 @@ cmd_roots_list(struct app *app, const cJSON *args)
 }
 
 cJSON *
-cmd_roots_add(struct app *app, const cJSON *args)
+cmd_roots_add(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char	*key = arg_str(args, "key");
 	uint8_t		 pk[32];
@@ -436,20 +414,20 @@ cmd_roots_add(struct app *app, const cJSON *args)
 	if (key == NULL || nip19_pubkey_parse(key, pk) == -1)
 		return commands_error("'%s' is not an npub or a 64-hex public "
 		    "key", key ? key : "");
-	if ((e = list_change(app, ROOTS_KEY, key, same_key, 1)) != NULL)
+	if ((e = list_change(app, ROOTS_KEY, key, same_key, 1, from)) != NULL)
 		return e;
 	return list_answer(app, ROOTS_KEY, "added");
 }
 
 cJSON *
-cmd_roots_remove(struct app *app, const cJSON *args)
+cmd_roots_remove(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char	*key = arg_str(args, "key");
 	cJSON		*e;
 
 	if (key == NULL)
 		return commands_error("missing \"key\"");
-	if ((e = list_change(app, ROOTS_KEY, key, same_key, 0)) != NULL)
+	if ((e = list_change(app, ROOTS_KEY, key, same_key, 0, from)) != NULL)
 		return e;
 	return list_answer(app, ROOTS_KEY, "removed");
 }
@@ -457,7 +435,7 @@ cmd_roots_remove(struct app *app, const cJSON *args)
 /* ---- log level, admin token ------------------------------------------ */
 
 cJSON *
-cmd_log_level(struct app *app, const cJSON *args)
+cmd_log_level(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char	*level = arg_str(args, "level");
 	enum log_level	 lvl;
@@ -467,7 +445,8 @@ cmd_log_level(struct app *app, const cJSON *args)
 		if (log_level_parse(level, &lvl) == -1)
 			return commands_error("unknown level '%s' (error, warn, "
 			    "info, debug)", level);
-		if ((e = store_list(app, "log.level", level)) != NULL)
+		if ((e = commands_config_store(app, "log.level", level,
+		    from)) != NULL)
 			return e;
 		if (config_source(app->cfg, "log.level") <= CFG_SRC_DB)
 			log_set_level(lvl);
@@ -485,21 +464,18 @@ cmd_log_level(struct app *app, const cJSON *args)
  * access to the box is what entitles someone to set the token.
  */
 cJSON *
-cmd_admin_token_set(struct app *app, const cJSON *args)
+cmd_admin_token_set(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char	*token = arg_str(args, "token");
 	cJSON		*r, *e;
 
-	if (token == NULL || strlen(token) < ADMIN_TOKEN_MIN_CHARS)
-		return commands_error("the token needs at least %d characters",
-		    ADMIN_TOKEN_MIN_CHARS);
-	if (strlen(token) > ADMIN_TOKEN_MAX_CHARS)
-		return commands_error("the token may have at most %d characters",
-		    ADMIN_TOKEN_MAX_CHARS);
-	if (token[strspn(token, TOKEN_CHARS)] != '\0')
-		return commands_error("the token may only use letters, digits "
-		    "and - . _ ~ + /");
-	if ((e = store_list(app, TOKEN_KEY, token)) != NULL)
+	char		 err[256];
+
+	if (token == NULL)
+		return commands_error("admin-token set: missing token");
+	if (secret_token_check(token, err, sizeof(err)) == -1)
+		return commands_error("%s", err);
+	if ((e = commands_config_store(app, TOKEN_KEY, token, from)) != NULL)
 		return e;
 	r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "admin.token", "set");

@@ -10,16 +10,27 @@
 
 #include <cjson/cJSON.h>
 
+#include "ui/commands.h"
+
 struct app;
 
-cJSON	*cmd_relays_list(struct app *, const cJSON *args);
-cJSON	*cmd_relays_add(struct app *, const cJSON *args);
-cJSON	*cmd_relays_remove(struct app *, const cJSON *args);
-cJSON	*cmd_relays_role(struct app *, const cJSON *args);
-cJSON	*cmd_roots_list(struct app *, const cJSON *args);
-cJSON	*cmd_roots_add(struct app *, const cJSON *args);
-cJSON	*cmd_roots_remove(struct app *, const cJSON *args);
-cJSON	*cmd_log_level(struct app *, const cJSON *args);
-cJSON	*cmd_admin_token_set(struct app *, const cJSON *args);
+cJSON	*cmd_relays_list(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_relays_add(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_relays_remove(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_relays_role(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_roots_list(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_roots_add(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_roots_remove(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_log_level(struct app *, const cJSON *args,
+	    enum cmd_origin);
+cJSON	*cmd_admin_token_set(struct app *, const cJSON *args,
+	    enum cmd_origin);
 
 #endif

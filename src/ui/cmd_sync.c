@@ -125,7 +125,7 @@ add_follow(const struct store_follow *f, void *arg)
 }
 
 cJSON *
-cmd_follows(struct app *app, const cJSON *args)
+cmd_follows(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	struct listing		 l = { .app = app };
 	struct store_follow	 f;
@@ -152,7 +152,7 @@ cmd_follows(struct app *app, const cJSON *args)
 }
 
 cJSON *
-cmd_backfill_reset(struct app *app, const cJSON *args)
+cmd_backfill_reset(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	uint8_t		 pk[32];
 	int		 which = arg_author(args, pk);

@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "ui/commands.h"
+
 struct app;
 
 /*
@@ -17,8 +19,10 @@ struct app;
  * relays: [{url, state, until, pages, events, new_events, reason,
  * gap_since}]}], "truncated": bool}.
  */
-cJSON	*cmd_follows(struct app *, const cJSON *args);
+cJSON	*cmd_follows(struct app *, const cJSON *args,
+	    enum cmd_origin);
 /* Args {"author": npub-or-hex} (optional: all): {"reset": cursor rows}. */
-cJSON	*cmd_backfill_reset(struct app *, const cJSON *args);
+cJSON	*cmd_backfill_reset(struct app *, const cJSON *args,
+	    enum cmd_origin);
 
 #endif

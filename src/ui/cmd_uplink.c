@@ -16,7 +16,7 @@
 #include "uplink/uplink.h"
 
 cJSON *
-cmd_uplink_status(struct app *app, const cJSON *args)
+cmd_uplink_status(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	cJSON	*r = cJSON_CreateObject();
 
@@ -47,7 +47,7 @@ dead_add(const struct inbox_dead *d, void *arg)
 }
 
 cJSON *
-cmd_uplink_deadletter(struct app *app, const cJSON *args)
+cmd_uplink_deadletter(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	struct inbox_counts	 c;
 	cJSON			*r = cJSON_CreateObject(), *list;
@@ -82,7 +82,7 @@ arg_seq(const cJSON *args)
 }
 
 cJSON *
-cmd_uplink_retry(struct app *app, const cJSON *args)
+cmd_uplink_retry(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	int64_t	 seq = arg_seq(args), n;
 	cJSON	*r;

@@ -9,13 +9,18 @@
 
 #include <cjson/cJSON.h>
 
+#include "ui/commands.h"
+
 struct app;
 
 /* {"uplink": {...}, "inbox": {...}}: the status document's two parts. */
-cJSON	*cmd_uplink_status(struct app *, const cJSON *args);
+cJSON	*cmd_uplink_status(struct app *, const cJSON *args,
+	    enum cmd_origin);
 /* {"dead": [{seq, id, kind, reason, attempts, ...}], "total": n}. */
-cJSON	*cmd_uplink_deadletter(struct app *, const cJSON *args);
+cJSON	*cmd_uplink_deadletter(struct app *, const cJSON *args,
+	    enum cmd_origin);
 /* Args {"seq": n} (optional; none or 0: every dead letter): {"retried": n}. */
-cJSON	*cmd_uplink_retry(struct app *, const cJSON *args);
+cJSON	*cmd_uplink_retry(struct app *, const cJSON *args,
+	    enum cmd_origin);
 
 #endif

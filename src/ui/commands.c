@@ -44,7 +44,7 @@ arg_string(const cJSON *args, const char *name)
 }
 
 static cJSON *
-cmd_help(struct app *app, const cJSON *args)
+cmd_help(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const struct command	*c;
 	cJSON			*r = cJSON_CreateObject(), *list;
@@ -56,21 +56,22 @@ cmd_help(struct app *app, const cJSON *args)
 		cJSON_AddStringToObject(e, "name", c->name);
 		cJSON_AddStringToObject(e, "params", c->params);
 		cJSON_AddStringToObject(e, "help", c->help);
-		cJSON_AddBoolToObject(e, "mutating", c->mutating);
-		cJSON_AddBoolToObject(e, "console_only", c->console_only);
+		cJSON_AddBoolToObject(e, "mutating", c->flags & CMD_MUTATING);
+		cJSON_AddBoolToObject(e, "console_only",
+		    c->flags & CMD_CONSOLE_ONLY);
 		cJSON_AddItemToArray(list, e);
 	}
 	return r;
 }
 
 static cJSON *
-cmd_status(struct app *app, const cJSON *args)
+cmd_status(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	return status_json(app);
 }
 
 static cJSON *
-cmd_key(struct app *app, const cJSON *args)
+cmd_key(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	cJSON	*r = cJSON_CreateObject();
 
@@ -87,17 +88,20 @@ config_entry(const struct app *app, const struct cfg_def *d)
 	cJSON_AddStringToObject(e, "key", d->name);
 	cJSON_AddStringToObject(e, "value",
 	    config_display(app->cfg, d->name, shown, sizeof(shown)));
-	cJSON_AddStringToObject(e, "default", d->secret ? "" : d->def);
+	cJSON_AddStringToObject(e, "default", d->flags & CFG_SECRET ? "" :
+	    d->def);
 	cJSON_AddStringToObject(e, "source",
 	    config_source_name(config_source(app->cfg, d->name)));
-	cJSON_AddStringToObject(e, "unit", d->unit);
-	cJSON_AddBoolToObject(e, "runtime", d->runtime);
+	cJSON_AddStringToObject(e, "unit", d->unit != NULL ? d->unit : "");
+	cJSON_AddBoolToObject(e, "runtime", d->flags & CFG_RUNTIME);
+	if (d->flags & CFG_LOCAL)
+		cJSON_AddBoolToObject(e, "console_only", true);
 	cJSON_AddStringToObject(e, "help", d->help);
 	return e;
 }
 
 static cJSON *
-cmd_config_list(struct app *app, const cJSON *args)
+cmd_config_list(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const struct cfg_def	*d;
 	cJSON			*r = cJSON_CreateObject(), *list;
@@ -109,7 +113,7 @@ cmd_config_list(struct app *app, const cJSON *args)
 }
 
 static cJSON *
-cmd_config_get(struct app *app, const cJSON *args)
+cmd_config_get(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char		*key = arg_string(args, "key");
 	const struct cfg_def	*d;
@@ -121,93 +125,122 @@ cmd_config_get(struct app *app, const cJSON *args)
 	return config_entry(app, d);
 }
 
+cJSON *
+commands_config_store(struct app *app, const char *key, const char *value,
+    enum cmd_origin from)
+{
+	const struct cfg_def	*d;
+	char			 norm[CONFIG_MAX_VALUE + 1], err[512];
+
+	if ((d = config_lookup(key)) == NULL)
+		return commands_error("unknown key '%s'", key);
+	if ((d->flags & CFG_LOCAL) && from != CMD_FROM_CONSOLE)
+		return commands_error("%s names a file or device the daemon "
+		    "opens: set it on the serial console, in the -c file or "
+		    "with --set", key);
+	if (config_normalize(key, value, norm, sizeof(norm), err,
+	    sizeof(err)) == -1)
+		return commands_error("%s", err);
+	if (store_config_put(app->store, key, norm,
+	    from == CMD_FROM_CONSOLE) == -1)
+		return commands_error("%s: could not store the value", key);
+	if (config_set(app->cfg, key, norm, CFG_SRC_DB, err,
+	    sizeof(err)) == -1)
+		return commands_error("%s", err);
+	log_info("config: %s set at run time from the %s", key,
+	    from == CMD_FROM_CONSOLE ? "console" : from == CMD_FROM_CTL ?
+	    "control socket" : "web");
+	if (d->flags & CFG_RUNTIME)
+		app_config_changed(app, key);
+	return NULL;
+}
+
 /*
  * Set a key at run time: validated, stored in the database (so it survives
  * a restart) and applied. A key whose value comes from -c or --set keeps
  * that value, as the precedence says; the answer tells so.
  */
 static cJSON *
-cmd_config_set(struct app *app, const cJSON *args)
+cmd_config_set(struct app *app, const cJSON *args, enum cmd_origin from)
 {
 	const char		*key = arg_string(args, "key");
 	const char		*value = arg_string(args, "value");
 	const struct cfg_def	*d;
-	char			 err[512];
+	cJSON			*r;
 
 	if (key == NULL || value == NULL)
 		return commands_error("config set: needs \"key\" and \"value\"");
 	if ((d = config_lookup(key)) == NULL)
 		return commands_error("unknown key '%s'", key);
-	if (d->secret)
+	if (d->flags & CFG_SECRET)
 		return commands_error("%s is set with 'admin-token set' on the "
 		    "console", key);
-	if (config_validate(key, value, err, sizeof(err)) == -1)
-		return commands_error("%s", err);
-	if (store_config_put(app->store, key, value) == -1)
-		return commands_error("%s: could not store the value", key);
-	config_set(app->cfg, key, value, CFG_SRC_DB, err, sizeof(err));
-	log_info("config: %s set at run time", key);
-	if (d->runtime)
-		app_config_changed(app, key);
-	if (config_source(app->cfg, key) > CFG_SRC_DB) {
-		cJSON *r = config_entry(app, d);
-
+	if ((r = commands_config_store(app, key, value, from)) != NULL)
+		return r;
+	r = config_entry(app, d);
+	if (config_source(app->cfg, key) > CFG_SRC_DB)
 		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
 		    "--set value takes precedence until it is removed there");
-		return r;
-	}
-	if (!d->runtime) {
-		cJSON *r = config_entry(app, d);
-
+	else if (!(d->flags & CFG_RUNTIME))
 		cJSON_AddStringToObject(r, "note", "stored; takes effect after "
 		    "a restart");
-		return r;
-	}
-	return config_entry(app, d);
+	return r;
 }
 
+#define MUT	CMD_MUTATING
+
 static const struct command command_table[] = {
-	{ "help", "", "list the commands", false, cmd_help, false },
-	{ "status", "", "the status document (same as GET /api/status)",
-	    false, cmd_status, false },
-	{ "key", "", "show the box's public key (npub)", false, cmd_key, false },
-	{ "config list", "", "every configuration key with its value and "
-	    "source", false, cmd_config_list, false },
-	{ "config get", "key", "one configuration key", false,
-	    cmd_config_get, false },
-	{ "config set", "key value", "validate, store and apply a "
-	    "key", true, cmd_config_set, false },
-	{ "relays list", "", "relays configured and known, with role, state "
-	    "and events", false, cmd_relays_list, false },
-	{ "relays add", "url [role]", "add a relay (role bootstrap, outbox or "
-	    "custom; default bootstrap)", true, cmd_relays_add, false },
-	{ "relays remove", "url", "stop using a configured relay", true,
-	    cmd_relays_remove, false },
-	{ "relays role", "url role", "change the role of a relay", true,
-	    cmd_relays_role, false },
-	{ "roots list", "", "the follow roots (npub and hex)", false,
-	    cmd_roots_list, false },
-	{ "roots add", "key", "add a follow root (npub or hex)", true,
-	    cmd_roots_add, false },
-	{ "roots remove", "key", "remove a follow root", true,
-	    cmd_roots_remove, false },
-	{ "log level", "[level]", "show the log level, or set it (error, warn, "
-	    "info, debug)", true, cmd_log_level, false },
-	{ "admin-token set", "token", "set the bearer token of the web API's "
-	    "mutating calls (console only)", true, cmd_admin_token_set, true },
-	{ "uplink status", "", "the uplink: target, driver, state, last error, "
-	    "forward rate, inbox totals", false, cmd_uplink_status, false },
-	{ "uplink deadletter", "", "events the uplink's peer refused, with its "
-	    "reasons", false, cmd_uplink_deadletter, false },
-	{ "uplink retry", "[seq]", "send dead letters again (one seq, or all)",
-	    true, cmd_uplink_retry, false },
-	{ "follows", "[author]", "followed authors with their drain progress "
-	    "on every relay", false, cmd_follows, false },
-	{ "backfill reset", "[author]", "drain one author's history (or "
-	    "everyone's) again from the newest event", true,
-	    cmd_backfill_reset, false },
-	{ NULL, NULL, NULL, false, NULL, false },
+	{ .name = "help", .params = "", .help = "list the commands",
+	  .run = cmd_help },
+	{ .name = "status", .params = "", .help = "the status document (same "
+	  "as GET /api/status)", .run = cmd_status },
+	{ .name = "key", .params = "", .help = "show the box's public key "
+	  "(npub)", .run = cmd_key },
+	{ .name = "config list", .params = "", .help = "every configuration "
+	  "key with its value and source", .run = cmd_config_list },
+	{ .name = "config get", .params = "key", .help = "one configuration "
+	  "key", .run = cmd_config_get },
+	{ .name = "config set", .params = "key value", .help = "validate, "
+	  "store and apply a key", .flags = MUT, .run = cmd_config_set },
+	{ .name = "relays list", .params = "", .help = "relays configured and "
+	  "known, with role, state and events", .run = cmd_relays_list },
+	{ .name = "relays add", .params = "url [role]", .help = "add a relay "
+	  "(role bootstrap, outbox or custom; default bootstrap)",
+	  .flags = MUT, .run = cmd_relays_add },
+	{ .name = "relays remove", .params = "url", .help = "stop using a "
+	  "configured relay", .flags = MUT, .run = cmd_relays_remove },
+	{ .name = "relays role", .params = "url role", .help = "change the "
+	  "role of a relay", .flags = MUT, .run = cmd_relays_role },
+	{ .name = "roots list", .params = "", .help = "the follow roots (npub "
+	  "and hex)", .run = cmd_roots_list },
+	{ .name = "roots add", .params = "key", .help = "add a follow root "
+	  "(npub or hex)", .flags = MUT, .run = cmd_roots_add },
+	{ .name = "roots remove", .params = "key", .help = "remove a follow "
+	  "root", .flags = MUT, .run = cmd_roots_remove },
+	{ .name = "log level", .params = "[level]", .help = "show the log "
+	  "level, or set it (error, warn, info, debug)", .flags = MUT,
+	  .run = cmd_log_level },
+	{ .name = "admin-token set", .params = "token", .help = "set the "
+	  "bearer token of the web API's mutating calls (console only)",
+	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_admin_token_set },
+	{ .name = "uplink status", .params = "", .help = "the uplink: target, "
+	  "driver, state, last error, forward rate, inbox totals",
+	  .run = cmd_uplink_status },
+	{ .name = "uplink deadletter", .params = "", .help = "events the "
+	  "uplink's peer refused, with its reasons",
+	  .run = cmd_uplink_deadletter },
+	{ .name = "uplink retry", .params = "[seq]", .help = "send dead "
+	  "letters again (one seq, or all)", .flags = MUT,
+	  .run = cmd_uplink_retry },
+	{ .name = "follows", .params = "[author]", .help = "followed authors "
+	  "with their drain progress on every relay", .run = cmd_follows },
+	{ .name = "backfill reset", .params = "[author]", .help = "drain one "
+	  "author's history (or everyone's) again from the newest event",
+	  .flags = MUT, .run = cmd_backfill_reset },
+	{ .name = NULL },
 };
+
+#undef MUT
 
 const struct command *
 commands_table(void)
@@ -309,27 +342,34 @@ bad:
 	return NULL;
 }
 
+const char *
+commands_refusal(const struct command *c, enum cmd_origin from)
+{
+	if ((c->flags & CMD_CONSOLE_ONLY) && from != CMD_FROM_CONSOLE)
+		return "is only available on the serial console";
+	return NULL;
+}
+
 cJSON *
-commands_run(struct app *app, const char *name, const cJSON *args)
+commands_run(struct app *app, const char *name, const cJSON *args,
+    enum cmd_origin from)
 {
 	const struct command	*c;
+	const char		*why;
 	cJSON			*r;
 
 	if ((c = commands_find(name)) == NULL)
 		return commands_error("unknown command '%s' (try 'help')", name);
+	if ((why = commands_refusal(c, from)) != NULL)
+		return commands_error("'%s' %s", name, why);
 	if (args != NULL && !cJSON_IsObject(args))
 		return commands_error("%s: arguments must be a JSON object", name);
-	r = c->run(app, args);
+	r = c->run(app, args, from);
 	return r != NULL ? r : commands_error("%s: out of memory", name);
 }
 
 cJSON *
 commands_ctl_handler(const char *cmd, const cJSON *args, void *arg)
 {
-	const struct command *c = commands_find(cmd);
-
-	if (c != NULL && c->console_only)
-		return commands_error("'%s' is only available on the serial "
-		    "console", cmd);
-	return commands_run(arg, cmd, args);
+	return commands_run(arg, cmd, args, CMD_FROM_CTL);
 }

@@ -13,13 +13,29 @@
 
 struct app;
 
+/*
+ * Which surface a command came from. Trust, from the top (DESIGN.md 9):
+ * the console (physical access), then the control socket (a local user
+ * allowed into the state directory) and the web with the admin token.
+ */
+enum cmd_origin {
+	CMD_FROM_CONSOLE,
+	CMD_FROM_CTL,
+	CMD_FROM_WEB,
+};
+
+/* What a command needs, in command.flags. */
+enum cmd_flag {
+	CMD_MUTATING = 1 << 0,		/* changes something: POST + token on the web */
+	CMD_CONSOLE_ONLY = 1 << 1,	/* refused on the control socket and the web */
+};
+
 struct command {
 	const char	*name;		/* "status", "config get", ... */
 	const char	*params;	/* argument names in positional order, space-separated */
 	const char	*help;		/* one line */
-	bool		 mutating;	/* needs the admin token on the web */
-	cJSON		*(*run)(struct app *, const cJSON *args);
-	bool		 console_only;	/* refused on the control socket and the web */
+	unsigned	 flags;		/* enum cmd_flag */
+	cJSON		*(*run)(struct app *, const cJSON *args, enum cmd_origin);
 };
 
 /* One parameter of a command, from its params string ("key [role]"). */
@@ -35,11 +51,16 @@ const struct command	*commands_table(void);
 /* The command named name, or NULL. */
 const struct command	*commands_find(const char *name);
 /*
- * Run command name with args (may be NULL). Returns a new object the
- * caller owns: the command's answer or {"error": "..."}.
+ * Run command name with args (may be NULL) for a caller on surface from.
+ * A console-only command from elsewhere is refused here, whatever the
+ * surface checked before. Returns a new object the caller owns: the
+ * command's answer or {"error": "..."}.
  */
 cJSON			*commands_run(struct app *, const char *name,
-			    const cJSON *args);
+			    const cJSON *args, enum cmd_origin from);
+/* NULL if c may run for a caller on surface from, else why not (static). */
+const char		*commands_refusal(const struct command *c,
+			    enum cmd_origin from);
 /* ctlsock_handler for the control socket; arg is the struct app. */
 cJSON			*commands_ctl_handler(const char *cmd, const cJSON *args,
 			    void *arg);
@@ -61,6 +82,14 @@ const struct command	*commands_match(int argc, char *const *argv,
  */
 cJSON			*commands_build_args(const struct command *c, int argc,
 			    char *const *argv, char *err, size_t errlen);
+/*
+ * Set key to value at run time for a caller on surface from: refused for
+ * a console-only key from elsewhere, normalized (a token hashed), stored
+ * with its origin, set in the running configuration and applied. NULL
+ * when done, else a new {"error": ...} object the caller owns.
+ */
+cJSON			*commands_config_store(struct app *, const char *key,
+			    const char *value, enum cmd_origin from);
 /* A new {"error": msg} object. */
 cJSON			*commands_error(const char *fmt, ...)
 			    __attribute__((format(printf, 1, 2)));

@@ -10,6 +10,8 @@
  * that hangs up is closed and opened again later; stdin ending just ends
  * the console, never the daemon.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -203,9 +205,9 @@ run_line(struct console *con, char *line)
 		print_error(con, err);
 		return;
 	}
-	reply = commands_run(con->app, c->name, args);
+	reply = commands_run(con->app, c->name, args, CMD_FROM_CONSOLE);
 	cJSON_Delete(args);
-	if (c->mutating)
+	if (c->flags & CMD_MUTATING)
 		log_info("console: %s", c->name);
 	if (reply != NULL)
 		print_reply(con, c, reply);
@@ -320,14 +322,45 @@ set_nonblock(int fd, int *saved)
 	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+/*
+ * Open the console device. Only a character device (a tty, a USB gadget
+ * serial port) is accepted: the console runs every line it reads as a
+ * command with the console's full trust, so a regular file or a FIFO that
+ * another user could write must never be one. The path is checked before
+ * it is opened (opening is not free of effects) and the descriptor again
+ * after, so a path swapped in between is caught. -1 with errno set
+ * (ENOTTY for a path that is not a character device).
+ */
+static int
+open_device(const char *path)
+{
+	struct stat	before, after;
+	int		fd;
+
+	if (stat(path, &before) == -1)
+		return -1;
+	if (!S_ISCHR(before.st_mode)) {
+		errno = ENOTTY;
+		return -1;
+	}
+	if ((fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &after) == -1 || !S_ISCHR(after.st_mode) ||
+	    after.st_rdev != before.st_rdev) {
+		close(fd);
+		errno = ENOTTY;
+		return -1;
+	}
+	return fd;
+}
+
 static int
 open_fds(struct console *con)
 {
 	if (con->is_stdio) {
 		con->rfd = STDIN_FILENO;
 		con->wfd = STDOUT_FILENO;
-	} else if ((con->rfd = con->wfd = open(con->path,
-	    O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) == -1)
+	} else if ((con->rfd = con->wfd = open_device(con->path)) == -1)
 		return -1;
 	if (set_nonblock(con->rfd, &con->saved_rfl) == -1 ||
 	    set_nonblock(con->wfd, &con->saved_wfl) == -1)
@@ -369,7 +402,11 @@ console_try_open(struct loop *loop, void *arg)
 	con->reopen_timer = 0;
 	lined_init(&con->ld);
 	if (open_fds(con) == -1 || watch(con) == -1) {
-		if (!con->warned)
+		if (!con->warned && errno == ENOTTY)
+			log_warnx("console: %s is not a character device (a "
+			    "tty); refused: the console only runs on a serial "
+			    "device or on stdin (--console -)", con->path);
+		else if (!con->warned)
 			log_warn("console: %s (trying again every %d s)",
 			    con->path, CONSOLE_REOPEN_MS / 1000);
 		con->warned = 1;

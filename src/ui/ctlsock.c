@@ -23,6 +23,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/utf8.h"
 #include "ui/ctlsock.h"
 
 struct ctl_client {
@@ -115,7 +116,7 @@ client_reply(struct ctl_client *c, cJSON *reply)
 		reply = cJSON_CreateObject();
 		cJSON_AddStringToObject(reply, "error", "out of memory");
 	}
-	text = cJSON_PrintUnformatted(reply);
+	text = utf8_repair(cJSON_PrintUnformatted(reply));
 	cJSON_Delete(reply);
 	if (text == NULL || strlen(text) + 1 > CTL_MAX_REPLY) {
 		free(text);

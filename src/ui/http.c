@@ -1,18 +1,33 @@
 /*
- * http.c — libmicrohttpd glue: the daemon in external-epoll mode (its
- * epoll descriptor is one watcher of our loop, MHD_get_timeout() becomes a
- * loop timer refreshed by a hook), request state, limits, and the mapping
- * of outcomes to HTTP status codes. What a path or body means is api.c's;
- * what a command does is the command table's. Nothing here blocks: a
- * command runs to completion inside MHD_run() and answers at once.
+ * http.c — libmicrohttpd glue: the daemon in external-epoll mode without
+ * a listening socket of its own (its epoll descriptor is one watcher of
+ * our loop, MHD_get_timeout() becomes a loop timer refreshed by a hook),
+ * request state, limits, and the mapping of outcomes to HTTP status
+ * codes. What a path or body means is api.c's; what a command does is the
+ * command table's. Nothing here blocks: a command runs to completion
+ * inside MHD_run() and answers at once.
+ *
+ * Connections arrive through the front door (net/http_door.c), which
+ * bounds their number and the time their request heads take, and hands
+ * over only heads it screened (one Content-Length, few query arguments).
+ * Every answer closes its connection, so every request passes the door.
+ * Once here, a connection must have its whole request (body included)
+ * within HTTP_API_REQUEST_DEADLINE_MS of being accepted and be done within
+ * HTTP_API_EXCHANGE_DEADLINE_MS, however slowly it sends or reads; past
+ * either its socket is shut down and libmicrohttpd closes it.
  *
  * A request is refused as early as possible: an unknown path, a wrong
  * method, a missing token or a declared body over the limit are answered
- * before any of the body is read (libmicrohttpd then closes the
- * connection), so an unauthenticated peer never makes us buffer a body.
+ * before any of the body is read, so an unauthenticated peer never makes
+ * us buffer a body. An address that sends HTTP_API_AUTH_FAILURES wrong
+ * tokens within HTTP_API_AUTH_WINDOW_MS is answered 429 without a check
+ * until the window ends (each check costs a salted hash).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +48,8 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/utf8.h"
+#include "net/http_door.h"
 #include "ui/api.h"
 #include "ui/commands.h"
 #include "ui/http.h"
@@ -44,15 +61,40 @@
 #define HTTP_PAGE_POLICY	"default-src 'self'; img-src 'self' data:; " \
 				"frame-ancestors 'none'"
 
+/* A connection libmicrohttpd holds, oldest first in http.conns. */
+struct http_conn {
+	struct http_conn	*prev, *next;
+	int			 fd;
+	uint64_t		 accepted_ms;
+	int			 answering;	/* the whole request is in */
+	int			 cut;		/* shut down; MHD closes it soon */
+};
+
+/* Wrong admin tokens counted for one peer address. */
+struct auth_peer {
+	uint8_t		addr[16];
+	int		family;		/* 0: slot unused */
+	uint64_t	window_ms;	/* start of the counting window */
+	unsigned	failures;
+};
+
 struct http {
 	struct app		*app;
 	struct loop		*loop;
 	struct MHD_Daemon	*mhd;
+	struct http_door	*door;
 	int			 epfd;
 	uint64_t		 timer;		/* loop timer id, 0 if none */
 	uint64_t		 deadline_ms;	/* when it fires, 0 if none */
+	uint64_t		 sweep;		/* deadline sweep timer, 0 if none */
+	uint64_t		 handoff_ms;	/* accept time of the conn being added */
 	uint16_t		 port;
-	int			 was_full;	/* at the connection limit */
+	int			 loopback;	/* listens on loopback only */
+	struct http_conn	*conns, *conns_tail;
+	unsigned		 nconns;	/* not cut */
+	uint64_t		 cut_total;
+	struct auth_peer	 peers[HTTP_API_AUTH_PEERS];
+	char			 listen[256];
 	char			 port_file[PATH_MAX];
 };
 
@@ -86,6 +128,7 @@ send_text(struct MHD_Connection *c, unsigned status, const char *type,
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (status == MHD_HTTP_UNAUTHORIZED)
@@ -99,11 +142,11 @@ send_text(struct MHD_Connection *c, unsigned status, const char *type,
 	return rc;
 }
 
-/* Answer a JSON document (taken over and freed here). */
+/* Answer a JSON document (taken over and freed here), valid UTF-8. */
 static enum MHD_Result
 send_json(struct MHD_Connection *c, unsigned status, cJSON *doc)
 {
-	char	*text = doc ? cJSON_PrintUnformatted(doc) : NULL;
+	char	*text = doc ? utf8_repair(cJSON_PrintUnformatted(doc)) : NULL;
 	size_t	 len;
 
 	cJSON_Delete(doc);
@@ -139,7 +182,7 @@ send_405(struct MHD_Connection *c, const char *allow)
 	cJSON			*e;
 
 	e = commands_error("method not allowed here; use %s", allow);
-	if ((text = e ? cJSON_PrintUnformatted(e) : NULL) == NULL ||
+	if ((text = e ? utf8_repair(cJSON_PrintUnformatted(e)) : NULL) == NULL ||
 	    (r = MHD_create_response_from_buffer(strlen(text), text,
 	    MHD_RESPMEM_MUST_FREE)) == NULL) {
 		free(text);
@@ -148,6 +191,7 @@ send_405(struct MHD_Connection *c, const char *allow)
 	}
 	cJSON_Delete(e);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, HTTP_JSON);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
 	MHD_destroy_response(r);
@@ -192,29 +236,101 @@ route(struct http *h, struct MHD_Connection *c, const char *url,
 	return 0;
 }
 
-/* Check the method, the token and the declared length. Same contract as route(). */
-static int
-admit(struct http *h, struct MHD_Connection *c, const char *method,
-    struct http_req *rq, enum MHD_Result *rc)
-{
-	const struct command	*cmd = rq->cmd;
-	const char		*len, *auth;
-	enum api_auth		 a;
+/* ---- wrong tokens, counted per peer address ------------------------- */
 
-	if (rq->kind != HTTP_COMMAND || !cmd->mutating) {
-		if (!is_read(method)) {
-			*rc = send_405(c, "GET, HEAD");
-			return 1;
-		}
+/* The address of c's peer as bytes (4 or 16) and a family; 0 if unknown. */
+static int
+peer_addr(struct MHD_Connection *c, uint8_t out[16])
+{
+	const union MHD_ConnectionInfo	*ci;
+	const struct sockaddr		*sa;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci == NULL || (sa = ci->client_addr) == NULL)
 		return 0;
+	if (sa->sa_family == AF_INET) {
+		memcpy(out, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return AF_INET;
 	}
-	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
-		*rc = send_405(c, "POST");
-		return 1;
+	if (sa->sa_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		return AF_INET6;
 	}
-	if (cmd->console_only) {
-		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "'%s' is only available "
-		    "on the serial console", cmd->name);
+	return 0;
+}
+
+/*
+ * The slot counting c's peer; with make, a free or the stalest slot is
+ * taken for it. NULL if none.
+ */
+static struct auth_peer *
+auth_peer(struct http *h, struct MHD_Connection *c, int make)
+{
+	struct auth_peer	*p, *stale = &h->peers[0];
+	uint8_t			 addr[16] = { 0 };
+	int			 fam = peer_addr(c, addr);
+	size_t			 i;
+
+	if (fam == 0)
+		return NULL;
+	for (i = 0; i < HTTP_API_AUTH_PEERS; i++) {
+		p = &h->peers[i];
+		if (p->family == fam && memcmp(p->addr, addr, 16) == 0)
+			return p;
+		if (p->family == 0 || p->window_ms < stale->window_ms)
+			stale = p;
+	}
+	if (!make)
+		return NULL;
+	*stale = (struct auth_peer){ .family = fam };
+	memcpy(stale->addr, addr, 16);
+	return stale;
+}
+
+/* Seconds c's peer must still wait before its token is checked, or 0. */
+static unsigned
+auth_wait_s(struct http *h, struct MHD_Connection *c)
+{
+	struct auth_peer	*p = auth_peer(h, c, 0);
+	uint64_t		 now = loop_now_ms(h->loop);
+
+	if (p == NULL || p->failures < HTTP_API_AUTH_FAILURES ||
+	    now >= p->window_ms + HTTP_API_AUTH_WINDOW_MS)
+		return 0;
+	return (unsigned)((p->window_ms + HTTP_API_AUTH_WINDOW_MS - now +
+	    999) / 1000);
+}
+
+static void
+auth_failed(struct http *h, struct MHD_Connection *c)
+{
+	struct auth_peer	*p = auth_peer(h, c, 1);
+	uint64_t		 now = loop_now_ms(h->loop);
+
+	if (p == NULL)
+		return;
+	if (p->failures == 0 || now >= p->window_ms + HTTP_API_AUTH_WINDOW_MS) {
+		p->window_ms = now;
+		p->failures = 0;
+	}
+	if (++p->failures == HTTP_API_AUTH_FAILURES)
+		log_warnx("http: %u wrong admin tokens from one address; it "
+		    "waits %d s", p->failures, HTTP_API_AUTH_WINDOW_MS / 1000);
+}
+
+/* ---- admission --------------------------------------------------------- */
+
+/* The token of a mutating call. Same contract as route(). */
+static int
+admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
+{
+	const char	*auth;
+	enum api_auth	 a;
+	unsigned	 wait;
+
+	if ((wait = auth_wait_s(h, c)) > 0) {
+		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
+		    "admin tokens from this address; try again in %u s", wait);
 		return 1;
 	}
 	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -226,20 +342,45 @@ admit(struct http *h, struct MHD_Connection *c, const char *method,
 		    "(admin-token set TOKEN)");
 		return 1;
 	}
+	if (a == API_AUTH_WRONG)
+		auth_failed(h, c);
 	if (a != API_AUTH_OK) {
 		*rc = send_error(c, MHD_HTTP_UNAUTHORIZED, "%s", a ==
 		    API_AUTH_MISSING ? "this call needs Authorization: Bearer "
 		    "<admin token>" : "wrong admin token");
 		return 1;
 	}
-	len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (len != NULL && strtoull(len, NULL, 10) > HTTP_API_MAX_BODY_BYTES) {
-		*rc = send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %d "
-		    "bytes", HTTP_API_MAX_BODY_BYTES);
+	return 0;
+}
+
+/*
+ * Check the method and the token. Same contract as route(). The door has
+ * already refused a declared body over the limit.
+ */
+static int
+admit(struct http *h, struct MHD_Connection *c, const char *method,
+    struct http_req *rq, enum MHD_Result *rc)
+{
+	const struct command	*cmd = rq->cmd;
+	const char		*why;
+
+	if (rq->kind != HTTP_COMMAND || !(cmd->flags & CMD_MUTATING)) {
+		if (!is_read(method)) {
+			*rc = send_405(c, "GET, HEAD");
+			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+		*rc = send_405(c, "POST");
 		return 1;
 	}
-	return 0;
+	if ((why = commands_refusal(cmd, CMD_FROM_WEB)) != NULL) {
+		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "'%s' %s", cmd->name,
+		    why);
+		return 1;
+	}
+	return admit_token(h, c, rc);
 }
 
 /* ---- answering --------------------------------------------------------- */
@@ -268,7 +409,7 @@ request_args(struct MHD_Connection *c, struct http_req *rq, char *err,
 	struct query	 q = { cJSON_CreateObject(), 0 };
 	cJSON		*args;
 
-	if (rq->cmd->mutating) {
+	if (rq->cmd->flags & CMD_MUTATING) {
 		cJSON_Delete(q.obj);
 		return api_body_args(rq->cmd, (const char *)buf_rptr(&rq->body),
 		    buf_avail(&rq->body), err, errlen);
@@ -294,11 +435,11 @@ answer_command(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 		    "bytes", HTTP_API_MAX_BODY_BYTES);
 	if ((args = request_args(c, rq, err, sizeof(err))) == NULL)
 		return send_error(c, MHD_HTTP_BAD_REQUEST, "%s", err);
-	reply = commands_run(h->app, rq->cmd->name, args);
+	reply = commands_run(h->app, rq->cmd->name, args, CMD_FROM_WEB);
 	cJSON_Delete(args);
 	if (reply == NULL)
 		return MHD_NO;
-	if (rq->cmd->mutating)
+	if (rq->cmd->flags & CMD_MUTATING)
 		log_info("api: %s", rq->cmd->name);
 	return send_json(c, cJSON_GetObjectItemCaseSensitive(reply, "error") ?
 	    MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK, reply);
@@ -344,6 +485,152 @@ answer(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	return MHD_NO;
 }
 
+/* ---- connections: deadlines and shedding ------------------------------ */
+
+static void	http_run(struct http *);
+
+/* The whole request of c is in: from now on only the exchange deadline. */
+static void
+conn_answering(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo	*ci;
+	struct http_conn		*hc;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci != NULL && (hc = ci->socket_context) != NULL)
+		hc->answering = 1;
+}
+
+/*
+ * Shut down hc's socket: libmicrohttpd sees the end of the stream at its
+ * next run and closes the connection (we never close its descriptor).
+ */
+static void
+conn_cut(struct http *h, struct http_conn *hc, const char *why)
+{
+	if (hc->cut)
+		return;
+	hc->cut = 1;
+	h->nconns--;
+	h->cut_total++;
+	shutdown(hc->fd, SHUT_RDWR);
+	log_debug("http: connection closed: %s", why);
+}
+
+static void
+conn_sweep(struct loop *loop, void *arg)
+{
+	struct http		*h = arg;
+	struct http_conn	*hc;
+	uint64_t		 now = loop_now_ms(loop), age;
+
+	h->sweep = 0;
+	for (hc = h->conns; hc != NULL; hc = hc->next) {
+		age = now - hc->accepted_ms;
+		if (!hc->answering && age >= HTTP_API_REQUEST_DEADLINE_MS)
+			conn_cut(h, hc, "request not complete in time");
+		else if (age >= HTTP_API_EXCHANGE_DEADLINE_MS)
+			conn_cut(h, hc, "exchange not done in time");
+	}
+	if (h->conns != NULL)
+		h->sweep = loop_timer_add(loop, HTTP_API_SWEEP_MS, conn_sweep, h);
+	http_run(h);
+}
+
+static void
+on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+    enum MHD_ConnectionNotificationCode code)
+{
+	struct http			*h = cls;
+	struct http_conn		*hc = *socket_context;
+	const union MHD_ConnectionInfo	*ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci == NULL || (hc = calloc(1, sizeof(*hc))) == NULL)
+			return;
+		hc->fd = ci->connect_fd;
+		hc->accepted_ms = h->handoff_ms != 0 ? h->handoff_ms :
+		    loop_now_ms(h->loop);
+		hc->prev = h->conns_tail;
+		if (h->conns_tail != NULL)
+			h->conns_tail->next = hc;
+		else
+			h->conns = hc;
+		h->conns_tail = hc;
+		h->nconns++;
+		*socket_context = hc;
+		if (h->sweep == 0)
+			h->sweep = loop_timer_add(h->loop, HTTP_API_SWEEP_MS,
+			    conn_sweep, h);
+		return;
+	}
+	if (hc == NULL)
+		return;
+	if (hc->prev != NULL)
+		hc->prev->next = hc->next;
+	else
+		h->conns = hc->next;
+	if (hc->next != NULL)
+		hc->next->prev = hc->prev;
+	else
+		h->conns_tail = hc->prev;
+	if (!hc->cut)
+		h->nconns--;
+	free(hc);
+	*socket_context = NULL;
+}
+
+/* http_door_opts.handoff: libmicrohttpd takes a screened connection. */
+static int
+door_handoff(void *arg, int fd, const struct sockaddr *sa, socklen_t salen,
+    uint64_t accepted_ms)
+{
+	struct http	*h = arg;
+	int		 rc;
+
+	h->handoff_ms = accepted_ms;
+	rc = MHD_add_connection(h->mhd, fd, sa, salen) == MHD_YES ? 0 : -1;
+	h->handoff_ms = 0;
+	if (rc == -1) {
+		log_warnx_rl("http: cannot take a connection");
+		return -1;	/* MHD closed fd already */
+	}
+	http_run(h);
+	return 0;
+}
+
+static unsigned
+door_held(void *arg)
+{
+	return ((struct http *)arg)->nconns;
+}
+
+/*
+ * http_door_opts.shed: every slot is held by a connection past the door.
+ * Cut the oldest one that is at least a second old, so a flood of slow
+ * readers cannot keep everyone else out, while a fresh exchange is left
+ * to finish.
+ */
+static int
+door_shed(void *arg)
+{
+	struct http		*h = arg;
+	struct http_conn	*hc;
+	uint64_t		 now = loop_now_ms(h->loop);
+
+	for (hc = h->conns; hc != NULL; hc = hc->next) {
+		if (hc->cut)
+			continue;
+		if (now - hc->accepted_ms < HTTP_API_SHED_MIN_AGE_MS)
+			return -1;
+		conn_cut(h, hc, "making room for a new connection");
+		http_run(h);
+		return 0;
+	}
+	return -1;
+}
+
 /*
  * libmicrohttpd calls this once when the headers are in (*con_cls NULL),
  * once per chunk of body, and once more with no data when the body is
@@ -375,6 +662,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		*upload_len = 0;
 		return MHD_YES;
 	}
+	conn_answering(c);
 	return answer(h, c, rq);
 }
 
@@ -408,36 +696,11 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- the loop ---------------------------------------------------------- */
 
-static unsigned
-connections(struct http *h)
-{
-	const union MHD_DaemonInfo	*info;
-
-	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-	return info != NULL ? info->num_connections : 0;
-}
-
-/*
- * At HTTP_API_MAX_CONNS, libmicrohttpd takes its listening socket out of
- * its epoll set and puts it back only at the start of a later MHD_run().
- * If the run that closed connections was the last thing to happen, no
- * event would ever ask for that later run and the port would stay deaf:
- * so after a run that brought the count back under the limit, run again.
- */
 static void
 http_run(struct http *h)
 {
 	if (MHD_run(h->mhd) != MHD_YES)
 		log_warnx_rl("http: MHD_run failed");
-	if (connections(h) >= HTTP_API_MAX_CONNS) {
-		h->was_full = 1;
-		return;
-	}
-	if (h->was_full) {
-		h->was_full = 0;
-		if (MHD_run(h->mhd) != MHD_YES)
-			log_warnx_rl("http: MHD_run failed");
-	}
 }
 
 static void
@@ -515,6 +778,25 @@ listen_addr(const char *listen, char *err, size_t errlen)
 	return res;
 }
 
+/* True for 127.0.0.0/8 and ::1 (and ::ffff:127.x); false for wildcards. */
+static int
+addr_is_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6	*s6 = (const struct sockaddr_in6 *)sa;
+	const uint8_t			*b = s6->sin6_addr.s6_addr;
+	static const uint8_t		 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
+					    0, 0, 0xff, 0xff };
+
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+		    >> 24) == 127;
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr))
+		return 1;
+	return memcmp(b, v4mapped, 12) == 0 && b[12] == 127;
+}
+
 /* Write the port to DIR/http.port by way of a temporary file and rename. */
 static void
 write_port_file(struct http *h)
@@ -532,23 +814,52 @@ write_port_file(struct http *h)
 		log_warn("http: %s", h->port_file);
 }
 
+/*
+ * libmicrohttpd without a listening socket: the door accepts and hands
+ * connections over. Its own limit has room above ours, so a handoff made
+ * while a shed connection is still closing never fails.
+ */
 static struct MHD_Daemon *
-start_mhd(struct http *h, const struct addrinfo *ai)
+start_mhd(struct http *h)
 {
-	unsigned	flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned	flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			    MHD_USE_NO_LISTEN_SOCKET;
 
-	if (ai->ai_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
-	    MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-	    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_API_MAX_CONNS,
+	    MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)(2 * HTTP_API_MAX_CONNS),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_API_CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)HTTP_API_MAX_HEADER_BYTES,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 	    MHD_OPTION_END);
+}
+
+static int
+open_door(struct http *h, const struct addrinfo *ai, char *err,
+    size_t errlen)
+{
+	struct http_door_opts	o = {
+		.max_conns = HTTP_API_MAX_CONNS,
+		.max_head = HTTP_API_MAX_HEADER_BYTES,
+		.max_body = HTTP_API_MAX_BODY_BYTES,
+		.handoff = door_handoff,
+		.held = door_held,
+		.shed = door_shed,
+		.arg = h,
+	};
+	char			msg[256];
+
+	if ((h->door = http_door_open(h->loop, ai, &o, msg,
+	    sizeof(msg))) == NULL) {
+		snprintf(err, errlen, "http: cannot listen on %s: %s",
+		    h->listen, msg);
+		return -1;
+	}
+	h->port = http_door_port(h->door);
+	return 0;
 }
 
 static int
@@ -562,9 +873,6 @@ attach(struct http *h, char *err, size_t errlen)
 		return -1;
 	}
 	h->epfd = info->epoll_fd;
-	if ((info = MHD_get_daemon_info(h->mhd,
-	    MHD_DAEMON_INFO_BIND_PORT)) != NULL)
-		h->port = info->port;
 	if (loop_fd_add(h->loop, h->epfd, POLLIN, on_epoll, h) == -1 ||
 	    loop_hook_add(h->loop, on_hook, h) == -1) {
 		snprintf(err, errlen, "http: cannot watch the epoll descriptor");
@@ -586,6 +894,7 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 	h->app = app;
 	h->loop = app->loop;
 	h->epfd = -1;
+	snprintf(h->listen, sizeof(h->listen), "%s", listen);
 	snprintf(h->port_file, sizeof(h->port_file), "%s/%s", app->state_dir,
 	    HTTP_PORT_FILE);
 	unlink(h->port_file);
@@ -593,20 +902,27 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 		free(h);
 		return NULL;
 	}
-	h->mhd = start_mhd(h, ai);
-	freeaddrinfo(ai);
-	if (h->mhd == NULL) {
-		snprintf(err, errlen, "http: cannot listen on %s: %s", listen,
-		    strerror(errno));
+	if ((h->mhd = start_mhd(h)) == NULL) {
+		freeaddrinfo(ai);
+		snprintf(err, errlen, "http: cannot start the HTTP server");
 		free(h);
 		return NULL;
 	}
-	if (attach(h, err, errlen) == -1) {
+	if (attach(h, err, errlen) == -1 || open_door(h, ai, err,
+	    errlen) == -1) {
+		freeaddrinfo(ai);
 		http_free(h);
 		return NULL;
 	}
+	h->loopback = addr_is_loopback(ai->ai_addr);
+	freeaddrinfo(ai);
 	write_port_file(h);
 	log_info("http: status page and API on %s (port %u)", listen, h->port);
+	if (!h->loopback && *config_get(app->cfg, "admin.token") == '\0')
+		log_warnx("http: %s is reachable from the network and no admin "
+		    "token is set: anyone there can read the status page; "
+		    "changes from the web stay refused until a token is set "
+		    "on the console (admin-token set)", listen);
 	return h;
 }
 
@@ -615,8 +931,11 @@ http_free(struct http *h)
 {
 	if (h == NULL)
 		return;
+	http_door_free(h->door);
 	if (h->timer != 0)
 		loop_timer_cancel(h->loop, h->timer);
+	if (h->sweep != 0)
+		loop_timer_cancel(h->loop, h->sweep);
 	loop_hook_del(h->loop, on_hook, h);
 	if (h->epfd != -1)
 		loop_fd_del(h->loop, h->epfd);
@@ -630,4 +949,23 @@ uint16_t
 http_port(const struct http *h)
 {
 	return h->port;
+}
+
+void
+http_status_json(const struct http *h, cJSON *o)
+{
+	const struct http_door_stats	*ds = http_door_stats(h->door);
+
+	cJSON_AddStringToObject(o, "listen", h->listen);
+	cJSON_AddNumberToObject(o, "port", h->port);
+	cJSON_AddBoolToObject(o, "loopback_only", h->loopback);
+	cJSON_AddNumberToObject(o, "connections", (double)(h->nconns +
+	    http_door_waiting(h->door)));
+	cJSON_AddNumberToObject(o, "max_connections", HTTP_API_MAX_CONNS);
+	cJSON_AddNumberToObject(o, "accepted", (double)ds->accepted);
+	cJSON_AddNumberToObject(o, "refused", (double)ds->refused);
+	cJSON_AddNumberToObject(o, "evicted", (double)ds->evicted);
+	cJSON_AddNumberToObject(o, "timed_out", (double)(ds->timed_out +
+	    h->cut_total));
+	cJSON_AddNumberToObject(o, "turned_away", (double)ds->turned_away);
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 struct app;
 struct http;
 
@@ -28,5 +30,11 @@ struct http	*http_start(struct app *, const char *listen, char *err,
 void		 http_free(struct http *);
 /* The port listened on. */
 uint16_t	 http_port(const struct http *);
+
+/*
+ * Add the server's facts to a status object: the address it listens on,
+ * connections open, and what the front door and the deadlines refused.
+ */
+void		 http_status_json(const struct http *, cJSON *obj);
 
 #endif

@@ -20,6 +20,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/retention.h"
+#include "ui/http.h"
 #include "ui/status.h"
 #include "uplink/uplink.h"
 
@@ -208,19 +209,26 @@ status_json(struct app *app)
 	add_ingest(root, app);
 	add_retention(root, app);
 	add_budgets(root, app);
+	if (app->http != NULL)
+		http_status_json(app->http, cJSON_AddObjectToObject(root,
+		    "http"));
 	uplink_status_json(app->uplink, app->store, root);
 	return root;
 }
 
 /*
  * Idle: the follow graph resolved (every root's kind 3 and the followed
- * authors' lists asked and answered), no drain step in flight and every
- * followed author's every cursor complete or recorded incomplete. Jobs and
- * the inbox add their own tests here as they land.
+ * authors' lists asked and answered), no drain step in flight, every
+ * followed author's every cursor complete or recorded incomplete, and
+ * nothing of it still in ingest's open batch: "idle" promises that what
+ * the work brought is committed, so a reader of the database sees it.
+ * Jobs and the inbox add their own tests here as they land.
  */
 bool
 app_idle(const struct app *app)
 {
+	if (app->ingest != NULL && ingest_tx_open(app->ingest))
+		return false;
 	if (app->follow != NULL && !follow_resolved(app->follow))
 		return false;
 	if (app->drain != NULL && !drain_idle(app->drain))

@@ -25,4 +25,4 @@ listen=${DEMO_HTTP:-127.0.0.1:8080}
 echo "demo: relays ready; following root $root"
 echo "demo: status page on http://$listen/ — Ctrl-C stops the demo"
 "$daemon" -d "$state" --set relays.bootstrap="$boot" --set follow.roots="$root" \
-    --set backfill.pace_ms=50 --set http.listen="$listen" --set admin.token=demo
+    --set backfill.pace_ms=50 --set http.listen="$listen" --set admin.token=demo-token-1234

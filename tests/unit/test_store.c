@@ -28,6 +28,7 @@
 
 #include "core/config.h"
 #include "core/limits.h"
+#include "core/secret.h"
 #include "store/config_store.h"
 #include "store/store.h"
 
@@ -514,11 +515,15 @@ test_config_round_trip(void **state)
 	char		 err[256], buf[64];
 
 	st = open_ok(fx);
-	assert_int_equal(store_config_put(st, "backfill.page_size", "250"), 0);
-	assert_int_equal(store_config_put(st, "backfill.pace_ms", "10"), 0);
-	assert_int_equal(store_config_put(st, "backfill.pace_ms", "20"), 0);
-	assert_int_equal(store_config_put(st, "no.such.key", "1"), -1);
-	assert_int_equal(store_config_put(st, "backfill.page_size", "zero"), -1);
+	assert_int_equal(store_config_put(st, "backfill.page_size", "250",
+	    false), 0);
+	assert_int_equal(store_config_put(st, "backfill.pace_ms", "10", false),
+	    0);
+	assert_int_equal(store_config_put(st, "backfill.pace_ms", "20", false),
+	    0);
+	assert_int_equal(store_config_put(st, "no.such.key", "1", false), -1);
+	assert_int_equal(store_config_put(st, "backfill.page_size", "zero",
+	    false), -1);
 	assert_int_equal(store_config_get(st, "backfill.page_size", buf,
 	    sizeof(buf)), 0);
 	assert_string_equal(buf, "250");
@@ -526,7 +531,7 @@ test_config_round_trip(void **state)
 	    sizeof(buf)), 1);
 	/* A key stored by another version of cacheboxd. */
 	assert_int_equal(store_exec(st, "INSERT INTO config VALUES "
-	    "('gone.key', 'x', 1)"), 0);
+	    "('gone.key', 'x', 1, NULL)"), 0);
 	store_close(st);
 
 	st = open_ok(fx);
@@ -559,11 +564,59 @@ test_config_round_trip(void **state)
 	store_close(st);
 }
 
+/*
+ * A key naming a path the daemon opens counts only when the console
+ * stored it: rows an older version wrote (origin NULL) and rows stored
+ * from the web or the control socket are ignored. A token an older
+ * version stored in clear is rewritten as its hash, and a token is never
+ * accepted in clear.
+ */
+static void
+test_config_origin_and_token(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st;
+	struct config	*cfg;
+	char		 err[256], buf[256];
+
+	st = open_ok(fx);
+	assert_int_equal(store_exec(st, "INSERT INTO config VALUES "
+	    "('console.tty', '/tmp/evil', 1, NULL), "
+	    "('admin.token', 'legacy-clear-token', 1, NULL)"), 0);
+	assert_int_equal(store_config_put(st, "tls.ca_file", "/tmp/ca.pem",
+	    false), 0);
+	assert_int_equal(store_config_put(st, "admin.token", "not-a-hash-token",
+	    true), -1);
+	cfg = config_new();
+	assert_non_null(cfg);
+	assert_int_equal(store_config_load(st, cfg, err, sizeof(err)), 0);
+	assert_string_equal(config_get(cfg, "console.tty"), "");
+	assert_string_equal(config_get(cfg, "tls.ca_file"), "");
+	assert_true(secret_verify(config_get(cfg, "admin.token"),
+	    "legacy-clear-token", 18));
+	assert_int_equal(store_config_get(st, "admin.token", buf, sizeof(buf)),
+	    0);
+	assert_true(secret_is_hash(buf));
+	assert_true(secret_verify(buf, "legacy-clear-token", 18));
+	config_free(cfg);
+
+	assert_int_equal(store_config_put(st, "console.tty", "/dev/ttyGS0",
+	    true), 0);
+	cfg = config_new();
+	assert_non_null(cfg);
+	assert_int_equal(store_config_load(st, cfg, err, sizeof(err)), 0);
+	assert_string_equal(config_get(cfg, "console.tty"), "/dev/ttyGS0");
+	config_free(cfg);
+	store_close(st);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fresh_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_origin_and_token,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_is_new, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_pragmas, setup, teardown),

@@ -17,6 +17,7 @@
 #include "core/limits.h"
 #include "ui/api.h"
 #include "ui/commands.h"
+#include "core/secret.h"
 #include "ui/lined.h"
 #include "ui/render.h"
 
@@ -32,7 +33,10 @@ test_paths(void **state)
 	assert_non_null(c = api_command_for_path("/api/status"));
 	assert_string_equal(c->name, "status");
 	assert_non_null(c = api_command_for_path("/api/admin-token/set"));
-	assert_true(c->console_only);
+	assert_true(c->flags & CMD_CONSOLE_ONLY);
+	assert_non_null(commands_refusal(c, CMD_FROM_WEB));
+	assert_non_null(commands_refusal(c, CMD_FROM_CTL));
+	assert_null(commands_refusal(c, CMD_FROM_CONSOLE));
 	assert_null(api_command_for_path("/api/config"));
 	assert_null(api_command_for_path("/api/config/set/"));
 	assert_null(api_command_for_path("/api//config/set"));
@@ -134,8 +138,12 @@ test_body_args(void **state)
 static void
 test_auth(void **state)
 {
-	const char	*tok = "s3cret-token-xyz";
+	char		 tok[SECRET_HASH_TEXT_MAX];
 
+	/* What the daemon keeps is the hash; a wrong or malformed one fails. */
+	assert_int_equal(secret_hash("s3cret-token-xyz", tok, sizeof(tok)), 0);
+	assert_int_equal(api_auth_check("s3cret-token-xyz",
+	    "Bearer s3cret-token-xyz"), API_AUTH_WRONG);
 	assert_int_equal(api_auth_check("", "Bearer x"), API_AUTH_NO_TOKEN);
 	assert_int_equal(api_auth_check(NULL, "Bearer x"), API_AUTH_NO_TOKEN);
 	assert_int_equal(api_auth_check(tok, NULL), API_AUTH_MISSING);
