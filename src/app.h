@@ -52,6 +52,7 @@ struct app {
 
 	uint64_t		 started_ms;	/* monotonic */
 	bool			 exit_when_idle;
+	int			 exit_status;	/* of a loop that stopped cleanly */
 	bool			 stopping;
 };
 

@@ -312,6 +312,12 @@ idle_check(struct loop *loop, void *arg)
 {
 	struct app	*app = arg;
 
+	if (store_damaged(app->store)) {
+		log_err("the store is damaged: exiting (--exit-when-idle)");
+		app->exit_status = 1;
+		loop_stop(loop);
+		return;
+	}
 	if (app_idle(app)) {
 		log_info("idle: no work left, exiting (--exit-when-idle)");
 		loop_stop(loop);
@@ -514,7 +520,7 @@ run(struct options *o)
 	apply_log_level(app.cfg);
 	log_info("cacheboxd %s started; state %s; box key %s", CACHEBOX_VERSION,
 	    app.state_dir, app.npub);
-	rc = loop_run(app.loop) == 0 ? 0 : 1;
+	rc = loop_run(app.loop) == 0 ? app.exit_status : 1;
 	stop_parts(&app);
 	log_info("stopped");
 	return rc;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/embed.h"
@@ -49,7 +50,60 @@ struct store {
 	size_t			 nstmts;
 	struct store_stmt_slot	 slots[STORE_STMT_SLOTS];
 	struct log_rl		 rl_aborted;	/* rolled back under us */
+	unsigned		 corrupt_base;	/* store_corrupt_seen at open */
+	int			 damaged;	/* corruption seen: no writes */
 };
+
+/*
+ * SQLite reports every corruption it detects through its error log, from
+ * whatever statement met it (a read deep inside a query as well). The log
+ * callback only counts; each store compares the count with the one it
+ * opened at. A process holds one store, so a count for the process is
+ * enough (tests that open several close each before the next).
+ */
+static unsigned	store_corrupt_seen;
+
+static void
+store_sqlite_log(void *arg, int code, const char *msg)
+{
+	if ((code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB)
+		store_corrupt_seen++;
+}
+
+/* Install the log callback once, before SQLite initializes itself. */
+static void
+store_sqlite_setup(void)
+{
+	static int	done;
+
+	if (done)
+		return;
+	done = 1;
+	(void)sqlite3_config(SQLITE_CONFIG_LOG, store_sqlite_log, NULL);
+}
+
+/*
+ * True once SQLite has met corruption in this store: say so once, loudly,
+ * and refuse every write from then on (a write into a damaged b-tree can
+ * spread the damage); reads go on, so the status keeps answering.
+ */
+static int
+store_check_damage(struct store *st)
+{
+	if (st->damaged || store_corrupt_seen == st->corrupt_base)
+		return st->damaged;
+	st->damaged = 1;
+	log_err("store: %s is damaged (SQLite found corruption); cacheboxd "
+	    "writes nothing more to it. Stop the daemon and restore a backup "
+	    "or move the file away; the status page stays up", st->path);
+	return 1;
+}
+
+bool
+store_damaged(struct store *st)
+{
+	return store_check_damage(st);
+}
 
 static void store_errf(char *, size_t, const char *, ...)
     __attribute__((format(printf, 3, 4)));
@@ -444,6 +498,7 @@ store_open(struct store **out, const char *dir, char *err, size_t errlen)
 	int		 latest, n;
 
 	*out = NULL;
+	store_sqlite_setup();
 	if ((latest = migrations_check(err, errlen)) == -1)
 		return -1;
 	if (store_check_dir(dir, err, errlen) == -1)
@@ -458,6 +513,7 @@ store_open(struct store **out, const char *dir, char *err, size_t errlen)
 		free(st);
 		return -1;
 	}
+	st->corrupt_base = store_corrupt_seen;
 	if (store_check_file(st->path, err, errlen) == -1 ||
 	    store_connect(st, latest, err, errlen) == -1) {
 		free(st);
@@ -532,6 +588,9 @@ int
 store_exec(struct store *st, const char *sql)
 {
 	char	*msg = NULL;
+
+	if (store_check_damage(st) && strncmp(sql, "ROLLBACK", 8) != 0)
+		return -1;
 
 	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		log_warnx("store: %s: %s", sql,
@@ -676,6 +735,15 @@ store_totals_pending(const struct store *st, int64_t *count, int64_t *bytes)
 	}
 }
 
+/* A statement that only reads (SELECT, WITH ... SELECT, PRAGMA reads). */
+static int
+store_sql_reads(const char *sql)
+{
+	sql += strspn(sql, " \t\n");
+	return strncasecmp(sql, "SELECT", 6) == 0 ||
+	    strncasecmp(sql, "WITH", 4) == 0;
+}
+
 /* FNV-1a over the SQL text. */
 static uint32_t
 store_hash(const char *s)
@@ -720,6 +788,8 @@ store_stmt(struct store *st, const char *sql)
 	 * batch it belongs to (a cursor without its page, rows without their
 	 * totals). The owner's COMMIT then fails and its rows count as lost.
 	 */
+	if (store_check_damage(st) && !store_sql_reads(sql))
+		return NULL;
 	if (st->depth > 0 && sqlite3_get_autocommit(st->db)) {
 		log_rl(&st->rl_aborted, LOG_LEVEL_WARN, "store: SQLite rolled "
 		    "the open transaction back (disk full or I/O error?); "

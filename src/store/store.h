@@ -18,6 +18,7 @@
 #ifndef CACHEBOX_STORE_STORE_H
 #define CACHEBOX_STORE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,13 @@ void		 store_close(struct store *);
 
 /* The connection, owned by the store; valid until store_close. */
 sqlite3		*store_db(struct store *);
+/*
+ * True once SQLite has reported corruption in this database (in any
+ * statement, read or write): from then on the store refuses every write
+ * and says so once in the log; reads still run.
+ */
+bool		 store_damaged(struct store *);
+
 /* Full path of the database file, owned by the store. */
 const char	*store_path(const struct store *);
 

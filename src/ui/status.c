@@ -65,6 +65,8 @@ add_store(cJSON *root, struct store *st)
 		count = bytes = 0;
 	cJSON_AddNumberToObject(s, "events", (double)count);
 	cJSON_AddNumberToObject(s, "bytes", (double)bytes);
+	cJSON_AddStringToObject(s, "state", store_damaged(st) ? "damaged" :
+	    "ok");
 }
 
 /* Retention's state and what it evicted since start, under "store". */

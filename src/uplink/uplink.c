@@ -18,6 +18,7 @@
 #include "core/config.h"
 #include "core/limits.h"
 #include "core/log.h"
+#include "core/redact.h"
 #include "core/loop.h"
 #include "net/dns.h"
 #include "relay/pool.h"
@@ -135,12 +136,14 @@ uplink_set_state(struct uplink *up, const char *state)
 void
 uplink_set_error(struct uplink *up, const char *fmt, ...)
 {
-	char	msg[UPLINK_ERROR_MAX + 1];
+	char	raw[UPLINK_ERROR_MAX + 1], msg[UPLINK_ERROR_MAX + 1];
 	va_list	ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* A driver's message (libpq's) may quote parts of the URL. */
+	redact_text(config_get(up->o.cfg, "uplink.url"), raw, msg, sizeof(msg));
 	if (strcmp(msg, up->error) != 0)
 		log_warnx("uplink %s: %s", up->shown, msg);
 	memcpy(up->error, msg, sizeof(msg));

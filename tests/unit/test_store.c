@@ -565,6 +565,55 @@ test_config_round_trip(void **state)
 }
 
 /*
+ * Pages overwritten under a store (a failing SD card): the first statement
+ * that meets the damage marks the store damaged; from then on every write
+ * is refused (a write into a broken b-tree spreads the damage) and reads
+ * still run, so the status can say so.
+ */
+static void
+test_damaged_store(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st;
+	sqlite3_stmt	*stmt;
+	char		 path[512], junk[4096];
+	FILE		*f;
+	int		 i, rc;
+
+	st = open_ok(fx);
+	assert_int_equal(store_exec(st, "CREATE TABLE junk (x BLOB); "
+	    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+	    "WHERE i < 3000) INSERT INTO junk SELECT randomblob(700) FROM n"),
+	    0);
+	store_close(st);
+	snprintf(path, sizeof(path), "%s/cachebox.db", fx->dir);
+	assert_non_null(f = fopen(path, "r+b"));
+	memset(junk, 0x5a, sizeof(junk));
+	for (i = 100; i < 140; i++) {
+		assert_int_equal(fseek(f, (long)i * 4096, SEEK_SET), 0);
+		assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	}
+	assert_int_equal(fclose(f), 0);
+
+	st = open_ok(fx);
+	assert_false(store_damaged(st));
+	assert_non_null(stmt = store_stmt(st, "SELECT sum(length(x)) FROM junk"));
+	rc = sqlite3_step(stmt);
+	store_stmt_done(stmt);
+	assert_int_not_equal(rc, SQLITE_ROW);
+	assert_true(store_damaged(st));
+	assert_int_equal(store_begin(st), -1);
+	assert_null(store_stmt(st, "UPDATE event_totals SET count = 0"));
+	assert_int_equal(store_config_put(st, "backfill.page_size", "250",
+	    false), -1);
+	/* Reads that miss the damage still answer. */
+	assert_non_null(stmt = store_stmt(st, "SELECT count FROM event_totals"));
+	assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+	store_stmt_done(stmt);
+	store_close(st);
+}
+
+/*
  * A key naming a path the daemon opens counts only when the console
  * stored it: rows an older version wrote (origin NULL) and rows stored
  * from the web or the control socket are ignored. A token an older
@@ -617,6 +666,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fresh_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_origin_and_token,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_store, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_is_new, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_pragmas, setup, teardown),
