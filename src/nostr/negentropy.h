@@ -78,10 +78,13 @@ enum neg_status {
 };
 
 /*
- * Where an initiator's have/need ids go. Each id is reported once per
- * IdList range it is found in; id points into a message or the storage and
- * is valid during the call only. A callback must not call into the
- * session. Either may be NULL.
+ * Where an initiator's have/need ids go. id points into a message or the
+ * storage and is valid during the call only. A callback must not call
+ * into the session. Either may be NULL. Without a frame-size limit each id
+ * is reported once; with one, an id may come again in a later round (a
+ * range reported before the initiator's frame filled up is summarised
+ * once more by its closing range, as in the reference implementation), so
+ * callers treat reports as idempotent.
  */
 struct neg_ids {
 	void	(*have)(void *arg, const uint8_t id[NEG_ID_BYTES]);
