@@ -63,6 +63,7 @@ struct neg_pass {
 	size_t			 lower;	/* items of this range: [lower, upper) */
 	size_t			 upper;
 	size_t			 kept;	/* index at the last bound written to out */
+	struct neg_bound	 kept_at; /* that bound */
 	bool			 skip;	/* ranges skipped since then, not yet written */
 };
 
@@ -629,6 +630,7 @@ neg_idlist_answer(struct neg_pass *p)
 		return -1;
 	buf_reset(&s->range);
 	p->kept = p->upper;
+	p->kept_at = end;
 	return 0;
 }
 
@@ -687,6 +689,9 @@ neg_range(struct neg_pass *p)
 /*
  * The frame is full: end the message with one Fingerprint range from the
  * last bound written to infinity, covering exactly the items in it.
+ * Unless that bound is already past infinity without a prefix (a peer may
+ * send one at infinity with an id prefix): then no item is left to cover
+ * and the closing bound would be out of order.
  */
 static int
 neg_close_frame(struct neg_pass *p)
@@ -694,6 +699,8 @@ neg_close_frame(struct neg_pass *p)
 	struct neg_bound	inf;
 
 	neg_bound_at(&inf, NEG_TS_INFINITY);
+	if (neg_bound_cmp(&inf, &p->kept_at) < 0)
+		return 0;
 	if (neg_bound_put(p->s, p->out, &inf) == -1 ||
 	    neg_put_fingerprint(p->s, p->out, p->kept, p->s->st->count) == -1)
 		return neg_fail(p->s, "reply larger than %zu bytes",
@@ -719,6 +726,7 @@ neg_ranges(struct neg_pass *p)
 				return neg_fail(s, "reply larger than %zu "
 				    "bytes", p->out->max);
 			p->kept = p->upper;
+			p->kept_at = p->cur;
 		}
 		p->lower = p->upper;
 		p->prev = p->cur;

@@ -738,6 +738,46 @@ test_idlist_cut(void **state)
 	buf_free(&out);
 }
 
+/*
+ * A peer's ranges up to infinity with an id prefix (found by the fuzzer):
+ * when the frame fills after them nothing is left to cover, and a closing
+ * bound at infinity without a prefix would be out of order, so none is
+ * written, and the reply is one an initiator accepts.
+ */
+static void
+test_closing_after_infinity(void **state)
+{
+	struct neg_storage	st;
+	struct neg_session	s, si;
+	struct buf		out, back;
+	size_t			i;
+	char			hex[128] = "6100" "01ff" "0200";
+
+	(void)state;
+	for (i = 0; i < 6; i++)
+		strcat(hex, "0001ff0200");
+	buf_init(&out, T_BUF_MAX);
+	buf_init(&back, T_BUF_MAX);
+	neg_storage_init(&st, 1000);
+	for (i = 0; i < 121; i++)
+		t_add(&st, 10 + i, (uint8_t)i);
+	neg_storage_seal(&st);
+	assert_int_equal(neg_session_init(&s, &st, NEG_RESPONDER, 4096), 0);
+	assert_int_equal(t_feed(&s, hex, &out, NULL), NEG_SEND);
+	/* 1 + (5 + 121 x 32) + 4 x 5: the fourth empty range fills it. */
+	assert_int_equal(out.len, 1 + 5 + 121 * 32 + 4 * 5);
+	assert_memory_equal(out.data + out.len - 5, "\x00\x01\xff\x02\x00", 5);
+	assert_int_equal(neg_session_init(&si, &st, NEG_INITIATOR, 0), 0);
+	assert_int_equal(neg_initiate(&si, &back), NEG_SEND);
+	assert_int_not_equal(neg_reconcile(&si, out.data, out.len, &back,
+	    NULL), NEG_ERROR);
+	neg_session_free(&s);
+	neg_session_free(&si);
+	neg_storage_free(&st);
+	buf_free(&out);
+	buf_free(&back);
+}
+
 /* ---- refusals ----------------------------------------------------------- */
 
 struct t_bad {
@@ -931,6 +971,7 @@ main(void)
 		cmocka_unit_test(test_frame_limits),
 		cmocka_unit_test(test_closing_range),
 		cmocka_unit_test(test_idlist_cut),
+		cmocka_unit_test(test_closing_after_infinity),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_session_init),
