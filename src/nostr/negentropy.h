@@ -114,8 +114,9 @@ void	neg_storage_init(struct neg_storage *, size_t max);
 void	neg_storage_free(struct neg_storage *);
 /*
  * Add one item. 0, or -1 if the storage is sealed, already holds max
- * items, created_at is NEG_TS_INFINITY, or memory ran out. Duplicates
- * are allowed here and dropped by neg_storage_seal.
+ * items, created_at is NEG_TS_INFINITY, or memory ran out. An item
+ * added twice is kept once by neg_storage_seal. created_at is unsigned
+ * here: a caller reading the store leaves out events dated before 1970.
  */
 int	neg_storage_add(struct neg_storage *, uint64_t created_at,
 	    const uint8_t id[NEG_ID_BYTES]);
