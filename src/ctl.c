@@ -1,6 +1,7 @@
 /*
  * cacheboxctl — the command-line tool. Offline subcommands (event verify,
- * event sign, nip19 decode/encode) run here without a daemon; every other
+ * event sign, nip19 decode/encode, negentropy harness) run here without a
+ * daemon; every other
  * command goes to the running daemon through ctl_daemon_command(). This
  * file must never print a secret key it did not decode on request, and
  * never read a line past the event size limit into memory.
@@ -19,6 +20,7 @@
 #include "core/limits.h"
 #include "nostr/event.h"
 #include "nostr/key.h"
+#include "nostr/neg_harness.h"
 #include "nostr/nip19.h"
 #include "ui/ctlclient.h"
 
@@ -40,6 +42,8 @@ ctl_usage(FILE *fp)
 	    "  event sign --key FILE        sign JSON templates, one per line\n"
 	    "  nip19 decode STRING          show what a NIP-19 string holds\n"
 	    "  nip19 encode npub|nsec|note HEX\n"
+	    "  negentropy harness           NIP-77 conformance line protocol on\n"
+	    "                               stdin/stdout (FRAMESIZELIMIT bytes)\n"
 	    "daemon commands (add --json for the raw answer):\n"
 	    "  help                         list the daemon's commands\n"
 	    "  status                       the status document\n"
@@ -353,6 +357,47 @@ ctl_event(const struct ctl *ctl, int argc, char **argv)
 	return CTL_EXIT_USAGE;
 }
 
+/* ---- negentropy harness -------------------------------------------- */
+
+/*
+ * The frame-size limit from FRAMESIZELIMIT, as the reference harnesses
+ * read it: unset or empty is 0 (none). 0, or -1 if it is not a number.
+ */
+static int
+ctl_frame_limit(size_t *limit)
+{
+	const char		*v = getenv("FRAMESIZELIMIT");
+	char			*end;
+	unsigned long long	 n;
+
+	*limit = 0;
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno != 0 || *end != '\0' || *v == '-' || n > SIZE_MAX)
+		return -1;
+	*limit = (size_t)n;
+	return 0;
+}
+
+static int
+ctl_negentropy(const struct ctl *ctl, int argc, char **argv)
+{
+	size_t	limit;
+
+	(void)ctl;
+	if (argc != 1 || strcmp(argv[0], "harness") != 0) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (ctl_frame_limit(&limit) == -1) {
+		fprintf(stderr, "cacheboxctl: FRAMESIZELIMIT is not a number\n");
+		return CTL_EXIT_USAGE;
+	}
+	return neg_harness_run(stdin, stdout, stderr, limit);
+}
+
 /* ---- main ----------------------------------------------------------- */
 
 /* Offline commands; anything else is a daemon command. */
@@ -361,6 +406,7 @@ static const struct ctl_cmd {
 	int		(*fn)(const struct ctl *, int, char **);
 } ctl_cmds[] = {
 	{ "event", ctl_event },
+	{ "negentropy", ctl_negentropy },
 	{ "nip19", ctl_nip19 },
 };
 

@@ -216,4 +216,16 @@
 #define RECOVERY_MAX_SOURCE_BATCHES	16		/* batch ids remembered per relay to tell a related failure from an unrelated one */
 #define RECOVERY_BACKOFF_MAX_DOUBLINGS	16		/* failures past this double the delay no further (before the cap), doublings */
 
+/* Negentropy (NIP-77, protocol v1; src/nostr/negentropy.c). An item is a
+ * (created_at, id) pair of 40 bytes, so NEG_MAX_ITEMS items hold 2 MB:
+ * larger sets are reconciled as several sessions over time windows
+ * (neg_window_next). */
+#define NEG_MAX_ITEMS			50000		/* items in one set the daemon reconciles (40 bytes each) */
+#define NEG_HARNESS_MAX_ITEMS		4000000		/* items the offline conformance harness accepts */
+#define NEG_MAX_MSG_BYTES		(32 * 1024 * 1024) /* bytes of one binary message read or written (hex is twice this) */
+#define NEG_FRAME_MIN_BYTES		4096		/* smallest frame-size limit other than 0 (none), bytes */
+#define NEG_FRAME_RESERVE_BYTES		200		/* room kept under the frame-size limit for the closing range, bytes */
+#define NEG_VARINT_MAX_DIGITS		10		/* base-128 digits of one varint (64 bits) */
+#define NEG_REASON_MAX			128		/* bytes of a session's error reason */
+
 #endif
