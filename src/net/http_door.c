@@ -39,6 +39,7 @@ struct door_conn {
 	enum door_state		 state;
 	uint64_t		 accepted_ms;
 	uint64_t		 deadline_ms;
+	size_t			 seen;		/* bytes of head seen so far */
 	struct sockaddr_storage	 sa;
 	socklen_t		 salen;
 };
@@ -87,16 +88,25 @@ conn_drop(struct http_door *d, struct door_conn *c, int close_fd)
 	free(c);
 }
 
-/* The oldest connection still reading its head, or NULL. */
+/*
+ * The connection to push out for a newcomer: the oldest that has sent
+ * nothing at all, else the oldest still trickling its head, else one
+ * lingering after a refusal. NULL if none waits at the door.
+ */
 static struct door_conn *
-oldest_reading(struct http_door *d)
+eviction_candidate(struct http_door *d)
 {
-	struct door_conn	*c;
+	struct door_conn	*c, *trickling = NULL;
 
-	for (c = d->head; c != NULL; c = c->next)
-		if (c->state == DOOR_READING)
+	for (c = d->head; c != NULL; c = c->next) {
+		if (c->state != DOOR_READING)
+			continue;
+		if (c->seen == 0)
 			return c;
-	return d->head;		/* lingering ones may go too */
+		if (trickling == NULL)
+			trickling = c;
+	}
+	return trickling != NULL ? trickling : d->head;
 }
 
 /* ---- refusing ---------------------------------------------------------- */
@@ -168,6 +178,7 @@ conn_peek(struct http_door *d, struct door_conn *c)
 	}
 	if (n < 0)
 		return;
+	c->seen = (size_t)n;
 	switch (http_screen(door_scratch, (size_t)n, d->o.max_head,
 	    d->o.max_body, &s)) {
 	case HTTP_SCREEN_MORE:
@@ -196,8 +207,27 @@ on_conn(struct loop *loop, int fd, short revents, void *arg)
 /* ---- accepting --------------------------------------------------------- */
 
 /*
- * Make room for one more connection at the limit: push out the oldest
- * waiting at the door, else ask the server to shed one. 0 or -1 (full).
+ * Look at every connection still reading before one is pushed out: a
+ * head that arrived whole since the last wake-up is served, not evicted
+ * (under a flood of new connections the loop may accept many before it
+ * reads any).
+ */
+static void
+peek_all(struct http_door *d)
+{
+	struct door_conn	*c, *next;
+
+	for (c = d->head; c != NULL; c = next) {
+		next = c->next;
+		if (c->state == DOOR_READING)
+			conn_peek(d, c);
+	}
+}
+
+/*
+ * Make room for one more connection at the limit: serve any head already
+ * whole, then push out the connection eviction_candidate() names, else
+ * ask the server to shed one. 0 or -1 (full).
  */
 static int
 make_room(struct http_door *d)
@@ -206,7 +236,10 @@ make_room(struct http_door *d)
 
 	if (d->n + d->o.held(d->o.arg) < d->o.max_conns)
 		return 0;
-	if ((c = oldest_reading(d)) != NULL) {
+	peek_all(d);
+	if (d->n + d->o.held(d->o.arg) < d->o.max_conns)
+		return 0;
+	if ((c = eviction_candidate(d)) != NULL) {
 		d->stats.evicted++;
 		conn_drop(d, c, 1);
 		return 0;

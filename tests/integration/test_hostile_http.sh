@@ -4,7 +4,10 @@
 # before the hardening:
 #   - slowloris (40 connections, a header byte every 2 s) and 1,000 idle
 #     connections, then both at once: /api/status keeps answering (the
-#     poller's p50/p99 are printed, not asserted), the attackers are cut;
+#     poller's p50/p99 are printed, not asserted; a poll whose connection
+#     was pushed out before its request was read is tried again at once,
+#     as a browser does, and the retries are printed), the attackers are
+#     cut;
 #   - a body trickled by a token holder is cut at the request deadline;
 #   - console.tty cannot be set from the web or ctl, an old row the web
 #     stored is ignored, and a regular file or a FIFO is refused as a
