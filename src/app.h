@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "nostr/key.h"
 
 struct loop;
@@ -27,6 +29,18 @@ struct retention;
 struct http;
 struct console;
 
+/*
+ * A section a part adds to the status document under its own name; the
+ * part registers it at start (status.c calls each), so status.c needs
+ * no header of the surfaces that serve it.
+ */
+struct app_section {
+	const char	*name;
+	void		(*add)(const void *part, cJSON *obj);
+	const void	*part;
+};
+#define APP_MAX_SECTIONS	4
+
 struct app {
 	struct loop		*loop;
 	struct config		*cfg;
@@ -42,6 +56,7 @@ struct app {
 	struct retention	*retention;	/* store.max_bytes enforced */
 	struct http		*http;		/* status page, API, /metrics */
 	struct console		*console;	/* serial console, or NULL */
+	struct app_section	 sections[APP_MAX_SECTIONS];
 	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */
 	char			 npub[96];
 
@@ -57,10 +72,30 @@ struct app {
 };
 
 /*
+ * The application's glue (app.c).
+ *
  * True when there is no work left: every author complete or recorded
- * incomplete, no pending or running job, inbox empty or no uplink. Used by
- * --exit-when-idle and shown as "idle" in the status.
+ * incomplete, no pending or running job, inbox empty or no uplink, and
+ * nothing uncommitted. Used by --exit-when-idle and shown as "idle".
  */
 bool	app_idle(const struct app *);
+/*
+ * Apply the current value of key to the running parts; key NULL applies
+ * every run-time key (after a reload). Every surface that changes a key
+ * calls this afterwards, so a key takes effect the same way everywhere.
+ */
+void	app_config_changed(struct app *, const char *key);
+/* Give ingest its limits from the configuration (event size, queueing). */
+void	app_ingest_configure(struct app *);
+/* The uplink's target changed (uplink_opts.target_changed; arg: the app). */
+void	app_uplink_target_changed(void *arg);
+/*
+ * Add a section to the status document: add(part, obj) fills obj, named
+ * name, at every status. 0, or -1 when APP_MAX_SECTIONS are taken.
+ */
+int	app_section_add(struct app *, const char *name,
+	    void (*add)(const void *part, cJSON *obj), const void *part);
+/* Remove every section of part (before part is freed). */
+void	app_section_del(struct app *, const void *part);
 
 #endif

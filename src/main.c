@@ -34,7 +34,6 @@
 #include "sync/ingest.h"
 #include "sync/live.h"
 #include "sync/retention.h"
-#include "ui/apply.h"
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
@@ -394,9 +393,7 @@ start_sync(struct app *app)
 		fprintf(stderr, "cacheboxd: cannot start the relay pool\n");
 		return -1;
 	}
-	ingest_configure(app->ingest,
-	    (size_t)config_get_int(app->cfg, "limits.max_event_bytes"),
-	    *config_get(app->cfg, "uplink.url") != '\0');
+	app_ingest_configure(app);
 	app->follow = follow_new(app->loop, app->pool, app->ingest,
 	    app->store, app->cfg);
 	app->drain = drain_new(app->loop, app->pool, app->ingest, app->store,
@@ -434,7 +431,8 @@ start_uplink(struct app *app)
 	o.cfg = app->cfg;
 	o.key = &app->key;
 	o.dns = app->dns;
-	o.ingest = app->ingest;
+	o.target_changed = app_uplink_target_changed;
+	o.target_arg = app;
 	if ((app->uplink = uplink_new(&o)) == NULL ||
 	    uplink_start(app->uplink) == -1) {
 		fprintf(stderr, "cacheboxd: cannot set up the uplink\n");

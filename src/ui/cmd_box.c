@@ -25,7 +25,6 @@
 #include "store/config_store.h"
 #include "store/relays.h"
 #include "store/store.h"
-#include "ui/apply.h"
 #include "ui/cmd_box.h"
 #include "ui/commands.h"
 #include "ui/status.h"

@@ -16,7 +16,6 @@
 #include "ui/cmd_box.h"
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
-#include "ui/apply.h"
 #include "ui/commands.h"
 #include "ui/status.h"
 

@@ -881,6 +881,29 @@ attach(struct http *h, char *err, size_t errlen)
 	return 0;
 }
 
+/* app_section.add: the server's facts under "http" in the status. */
+static void
+http_status_json(const void *part, cJSON *o)
+{
+	const struct http		*h = part;
+	const struct http_door_stats	*ds = http_door_stats(h->door);
+
+	if (o == NULL)
+		return;
+	cJSON_AddStringToObject(o, "listen", h->listen);
+	cJSON_AddNumberToObject(o, "port", h->port);
+	cJSON_AddBoolToObject(o, "loopback_only", h->loopback);
+	cJSON_AddNumberToObject(o, "connections", (double)(h->nconns +
+	    http_door_waiting(h->door)));
+	cJSON_AddNumberToObject(o, "max_connections", HTTP_API_MAX_CONNS);
+	cJSON_AddNumberToObject(o, "accepted", (double)ds->accepted);
+	cJSON_AddNumberToObject(o, "refused", (double)ds->refused);
+	cJSON_AddNumberToObject(o, "evicted", (double)ds->evicted);
+	cJSON_AddNumberToObject(o, "timed_out", (double)(ds->timed_out +
+	    h->cut_total));
+	cJSON_AddNumberToObject(o, "turned_away", (double)ds->turned_away);
+}
+
 struct http *
 http_start(struct app *app, const char *listen, char *err, size_t errlen)
 {
@@ -916,6 +939,7 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 	}
 	h->loopback = addr_is_loopback(ai->ai_addr);
 	freeaddrinfo(ai);
+	app_section_add(app, "http", http_status_json, h);
 	write_port_file(h);
 	log_info("http: status page and API on %s (port %u)", listen, h->port);
 	if (!h->loopback && *config_get(app->cfg, "admin.token") == '\0')
@@ -931,6 +955,7 @@ http_free(struct http *h)
 {
 	if (h == NULL)
 		return;
+	app_section_del(h->app, h);
 	http_door_free(h->door);
 	if (h->timer != 0)
 		loop_timer_cancel(h->loop, h->timer);
@@ -949,23 +974,4 @@ uint16_t
 http_port(const struct http *h)
 {
 	return h->port;
-}
-
-void
-http_status_json(const struct http *h, cJSON *o)
-{
-	const struct http_door_stats	*ds = http_door_stats(h->door);
-
-	cJSON_AddStringToObject(o, "listen", h->listen);
-	cJSON_AddNumberToObject(o, "port", h->port);
-	cJSON_AddBoolToObject(o, "loopback_only", h->loopback);
-	cJSON_AddNumberToObject(o, "connections", (double)(h->nconns +
-	    http_door_waiting(h->door)));
-	cJSON_AddNumberToObject(o, "max_connections", HTTP_API_MAX_CONNS);
-	cJSON_AddNumberToObject(o, "accepted", (double)ds->accepted);
-	cJSON_AddNumberToObject(o, "refused", (double)ds->refused);
-	cJSON_AddNumberToObject(o, "evicted", (double)ds->evicted);
-	cJSON_AddNumberToObject(o, "timed_out", (double)(ds->timed_out +
-	    h->cut_total));
-	cJSON_AddNumberToObject(o, "turned_away", (double)ds->turned_away);
 }

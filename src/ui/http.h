@@ -14,15 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cjson/cJSON.h>
-
 struct app;
 struct http;
 
 /*
  * Listen on listen ("host:port" or "[v6]:port"; port 0 picks a free one)
  * and serve from app->loop. The port in use is logged and written to
- * DIR/http.port (DIR is app->state_dir). NULL with a message in err.
+ * DIR/http.port (DIR is app->state_dir). The server adds an "http"
+ * section to the status: the address it listens on, connections open,
+ * and what the front door and the deadlines refused. NULL with a message
+ * in err.
  */
 struct http	*http_start(struct app *, const char *listen, char *err,
 		    size_t errlen);
@@ -31,10 +32,5 @@ void		 http_free(struct http *);
 /* The port listened on. */
 uint16_t	 http_port(const struct http *);
 
-/*
- * Add the server's facts to a status object: the address it listens on,
- * connections open, and what the front door and the deadlines refused.
- */
-void		 http_status_json(const struct http *, cJSON *obj);
 
 #endif

@@ -20,7 +20,6 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/retention.h"
-#include "ui/http.h"
 #include "ui/status.h"
 #include "uplink/uplink.h"
 
@@ -192,6 +191,20 @@ add_budgets(cJSON *root, struct app *app)
 	    (double)STATUS_RSS_BUDGET_BYTES);
 }
 
+/* The sections parts registered (struct app_section). */
+static void
+add_sections(cJSON *root, const struct app *app)
+{
+	const struct app_section	*s;
+	size_t				 i;
+
+	for (i = 0; i < APP_MAX_SECTIONS; i++) {
+		s = &app->sections[i];
+		if (s->add != NULL)
+			s->add(s->part, cJSON_AddObjectToObject(root, s->name));
+	}
+}
+
 cJSON *
 status_json(struct app *app)
 {
@@ -211,33 +224,7 @@ status_json(struct app *app)
 	add_ingest(root, app);
 	add_retention(root, app);
 	add_budgets(root, app);
-	if (app->http != NULL)
-		http_status_json(app->http, cJSON_AddObjectToObject(root,
-		    "http"));
+	add_sections(root, app);
 	uplink_status_json(app->uplink, app->store, root);
 	return root;
-}
-
-/*
- * Idle: the follow graph resolved (every root's kind 3 and the followed
- * authors' lists asked and answered), no drain step in flight, every
- * followed author's every cursor complete or recorded incomplete, and
- * nothing of it still in ingest's open batch: "idle" promises that what
- * the work brought is committed, so a reader of the database sees it.
- * Jobs and the inbox add their own tests here as they land.
- */
-bool
-app_idle(const struct app *app)
-{
-	if (app->ingest != NULL && ingest_tx_open(app->ingest))
-		return false;
-	if (app->follow != NULL && !follow_resolved(app->follow))
-		return false;
-	if (app->drain != NULL && !drain_idle(app->drain))
-		return false;
-	if (app->uplink != NULL && uplink_busy(app->uplink))
-		return false;
-	if (app->retention != NULL && !retention_settled(app->retention))
-		return false;
-	return true;
 }

@@ -23,7 +23,6 @@
 #include "net/dns.h"
 #include "relay/pool.h"
 #include "store/inbox.h"
-#include "sync/ingest.h"
 #include "uplink/driver.h"
 #include "uplink/uplink.h"
 
@@ -249,9 +248,8 @@ uplink_switch(struct uplink *up, const char *url)
 
 	uplink_driver_stop(up);
 	snprintf(up->url, sizeof(up->url), "%s", url);
-	if (up->o.ingest != NULL)
-		ingest_configure(up->o.ingest, (size_t)config_get_int(up->o.cfg,
-		    "limits.max_event_bytes"), url[0] != '\0');
+	if (up->o.target_changed != NULL)
+		up->o.target_changed(up->o.target_arg);
 	config_display(up->o.cfg, "uplink.url", up->shown, sizeof(up->shown));
 	up->error[0] = '\0';
 	up->enqueue_active = false;

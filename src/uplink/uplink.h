@@ -31,7 +31,6 @@ struct config;
 struct nostr_key;
 struct pool;
 struct dns;
-struct ingest;
 struct uplink;
 
 /*
@@ -46,7 +45,12 @@ struct uplink_opts {
 	const struct nostr_key	*key;	/* NIP-42 AUTH and box_pubkey */
 	struct pool		*pool;
 	struct dns		*dns;
-	struct ingest		*ingest;	/* told whether to queue; may be NULL */
+	/*
+	 * Called when uplink.url is taken up (or emptied), so new events are
+	 * queued for the uplink or not; may be NULL.
+	 */
+	void			(*target_changed)(void *arg);
+	void			*target_arg;
 };
 
 /* What a status surface shows; strings owned by the uplink. */
