@@ -12,6 +12,8 @@
 #include "app.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "net/url.h"
+#include "nostr/nip19.h"
 #include "relay/pool.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
@@ -19,6 +21,16 @@
 #include "sync/live.h"
 #include "sync/retention.h"
 #include "uplink/uplink.h"
+
+/* ---- checks lent to the configuration --------------------------------- */
+
+void
+app_config_lend_checks(void)
+{
+	config_lend_check(CFG_URLS, url_check_relay);
+	config_lend_check(CFG_KEYS, nip19_pubkey_check);
+	config_lend_check(CFG_UPLINK, uplink_url_check);
+}
 
 /* ---- status sections --------------------------------------------------- */
 

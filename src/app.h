@@ -85,6 +85,12 @@ bool	app_idle(const struct app *);
  * calls this afterwards, so a key takes effect the same way everywhere.
  */
 void	app_config_changed(struct app *, const char *key);
+/*
+ * Lend the configuration the checks of the values that higher layers
+ * parse (relay URLs, public keys, the uplink URL). Before any setting is
+ * read: first thing in main.
+ */
+void	app_config_lend_checks(void);
 /* Give ingest its limits from the configuration (event size, queueing). */
 void	app_ingest_configure(struct app *);
 /* The uplink's target changed (uplink_opts.target_changed; arg: the app). */

@@ -537,6 +537,7 @@ main(int argc, char **argv)
 	 */
 	umask(077);
 	log_init(stderr, LOG_LEVEL_INFO);
+	app_config_lend_checks();
 	if (parse_args(argc, argv, &o) == -1) {
 		free(o.sets);
 		return 2;

@@ -27,6 +27,7 @@ enum cfg_type {
 	CFG_KEYS,	/* comma-separated npub or 64-hex public keys (may be empty) */
 	CFG_ADDRS,	/* comma-separated IP, IP:port or [v6]:port (may be empty) */
 	CFG_TOKEN,	/* a secret kept only as its salted hash (core/secret.h) */
+	CFG_NTYPES
 };
 
 enum cfg_source {
@@ -60,6 +61,22 @@ struct cfg_def {
 };
 
 struct config;
+
+/*
+ * A check lent to the table by the layer that parses a type's values, so
+ * a value the configuration accepts is one that layer can use: for the
+ * list types it checks one item. 0 when s is acceptable, else -1 with a
+ * short reason in *why (static, may stay NULL).
+ */
+typedef int	(*config_lent_fn)(const char *s, const char **why);
+
+/*
+ * Lend fn as the check of type (CFG_URLS: one relay URL; CFG_KEYS: one
+ * public key; CFG_UPLINK: a non-empty uplink URL). Called at start-up
+ * before any value is set; setting a value of a type with no check lent is
+ * a programming error (debug builds abort).
+ */
+void		 config_lend_check(enum cfg_type, config_lent_fn fn);
 
 /* A configuration holding every default. NULL on allocation failure. */
 struct config	*config_new(void);

@@ -222,3 +222,16 @@ url_scheme_name(enum url_scheme s)
 	}
 	return "?";
 }
+
+int
+url_check_relay(const char *text, const char **why)
+{
+	struct url	u;
+
+	if (strncasecmp(text, "ws://", 5) != 0 &&
+	    strncasecmp(text, "wss://", 6) != 0) {
+		*why = "not ws:// or wss://";
+		return -1;
+	}
+	return url_parse(text, &u, why);
+}

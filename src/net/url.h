@@ -52,6 +52,14 @@ int		 url_parse(const char *text, struct url *u, const char **why);
  */
 int		 url_host_header(const struct url *u, char *out, size_t outlen);
 
+/*
+ * The configuration's check of a relay URL (config_lend_check, CFG_URLS):
+ * 0 when url_parse takes text and its scheme is ws or wss, else -1 with
+ * the reason in *why. A relay URL the configuration accepts is one the
+ * pool can dial.
+ */
+int		 url_check_relay(const char *text, const char **why);
+
 /* "ws", "wss", "http" or "https". */
 const char	*url_scheme_name(enum url_scheme);
 

@@ -560,3 +560,14 @@ nip19_pubkey_parse(const char *text, uint8_t pk[32])
 {
 	return nip19_pubkey_decode(text, pk) == NIP19_OK ? 0 : -1;
 }
+
+int
+nip19_pubkey_check(const char *text, const char **why)
+{
+	uint8_t	pk[32];
+
+	if (nip19_pubkey_parse(text, pk) == 0)
+		return 0;
+	*why = NULL;
+	return -1;
+}

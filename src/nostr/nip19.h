@@ -131,6 +131,11 @@ enum nip19_err	 nip19_pubkey_decode(const char *text, uint8_t pk[32]);
  * 0 with the 32 bytes in pk, or -1 for anything else.
  */
 int		 nip19_pubkey_parse(const char *text, uint8_t pk[32]);
+/*
+ * The configuration's check of a public key (config_lend_check, CFG_KEYS):
+ * 0 when nip19_pubkey_parse takes text, else -1 (*why NULL).
+ */
+int		 nip19_pubkey_check(const char *text, const char **why);
 
 /*
  * The bech32 layer. Encode data (8-bit bytes, regrouped into 5-bit words)

@@ -19,6 +19,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/redact.h"
+#include "net/url.h"
 #include "core/loop.h"
 #include "net/dns.h"
 #include "relay/pool.h"
@@ -460,4 +461,22 @@ uplink_retry(struct uplink *up, int64_t seq)
 		uplink_kick(up);
 	}
 	return n;
+}
+
+int
+uplink_url_check(const char *text, const char **why)
+{
+	if (strncasecmp(text, "ws://", 5) == 0 ||
+	    strncasecmp(text, "wss://", 6) == 0)
+		return url_check_relay(text, why);
+	if (strncasecmp(text, "postgres://", 11) != 0 &&
+	    strncasecmp(text, "postgresql://", 13) != 0) {
+		*why = NULL;
+		return -1;
+	}
+	if (strpbrk(text, " \t") != NULL) {
+		*why = "spaces in a URL";
+		return -1;
+	}
+	return 0;
 }

@@ -106,4 +106,13 @@ void		 uplink_status_json(struct uplink *, struct store *,
  */
 int64_t		 uplink_retry(struct uplink *, int64_t seq);
 
+/*
+ * The configuration's check of a non-empty uplink.url (config_lend_check,
+ * CFG_UPLINK): a ws:// or wss:// URL the pool can dial, or a postgres://
+ * or postgresql:// URL without spaces (libpq parses the rest when the
+ * driver starts). 0, or -1 with a reason in *why (NULL for a scheme the
+ * uplink has no driver for).
+ */
+int		 uplink_url_check(const char *text, const char **why);
+
 #endif

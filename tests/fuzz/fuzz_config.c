@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "core/config.h"
 #include "core/limits.h"
 
