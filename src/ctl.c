@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/hex.h"
+#include "core/json.h"
 #include "core/limits.h"
 #include "nostr/event.h"
 #include "nostr/key.h"
@@ -162,18 +163,6 @@ ctl_event_verify(const struct ctl *ctl, int argc, char **argv)
 
 /* ---- event sign ----------------------------------------------------- */
 
-/* An integer-valued JSON number in [lo, hi] into out. 0, or -1. */
-static int
-ctl_json_int(const cJSON *v, double lo, double hi, int64_t *out)
-{
-	if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo &&
-	    v->valuedouble <= hi) ||
-	    (double)(int64_t)v->valuedouble != v->valuedouble)
-		return -1;
-	*out = (int64_t)v->valuedouble;
-	return 0;
-}
-
 /*
  * Sign one template {kind, created_at?, tags?, content?} and print the
  * event. created_at defaults to now, tags to [], content to "".
@@ -192,11 +181,11 @@ ctl_sign_one(const struct nostr_key *key, const struct buf *line,
 	if ((t = cJSON_ParseWithLength((const char *)line->data,
 	    line->len)) == NULL || !cJSON_IsObject(t))
 		why = "not a JSON object";
-	else if (ctl_json_int(cJSON_GetObjectItemCaseSensitive(t, "kind"), 0,
+	else if (json_int(cJSON_GetObjectItemCaseSensitive(t, "kind"), 0,
 	    65535, &kind) == -1)
 		why = "kind must be an integer from 0 to 65535";
 	else if ((v = cJSON_GetObjectItemCaseSensitive(t, "created_at")) !=
-	    NULL && ctl_json_int(v, -9.2e18, 9.2e18, &created_at) == -1)
+	    NULL && json_int(v, INT64_MIN, INT64_MAX, &created_at) == -1)
 		why = "created_at must be an integer";
 	else if ((v = cJSON_GetObjectItemCaseSensitive(t, "content")) !=
 	    NULL && (!cJSON_IsString(v) || (content = v->valuestring) == NULL))

@@ -127,6 +127,7 @@
 
 /* Relay protocol and pool (src/relay). */
 #define RELAY_SUBID_MAX			64		/* bytes of a subscription id (NIP-01) */
+#define RELAY_COUNT_MAX			9007199254740992LL /* largest COUNT (NIP-45) believed: 2^53, exact in JSON */
 #define RELAY_MSG_MAX_FILTERS		16		/* filters in one REQ or COUNT */
 #define RELAY_CHALLENGE_MAX		512		/* bytes of a NIP-42 challenge we answer */
 #define RELAY_REASON_MAX		256		/* bytes of a relay's message kept as last_error */

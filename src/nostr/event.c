@@ -15,13 +15,13 @@
 #include <secp256k1_schnorrsig.h>
 
 #include "core/hex.h"
+#include "core/json.h"
 #include "core/limits.h"
 #include "nostr/event.h"
 #include "nostr/key.h"
 #include "nostr/secp.h"
 
 /* Largest magnitude of an int64 as a double: 2^63. */
-#define EVENT_INT64_LIMIT	9223372036854775808.0
 
 static const char *const event_reasons[EVENT_RESULT_COUNT] = {
 	[EVENT_OK] = "",
@@ -111,34 +111,12 @@ event_f_sig(struct event *ev, const cJSON *v)
 	return EVENT_OK;
 }
 
-/*
- * A JSON number holding an integer in [lo, hi). cJSON keeps numbers as
- * doubles, so an integral value written as 1.0 or 1e3 reads as that
- * integer (as JSON.parse reads it); 1.5, 1e400 and anything out of range
- * are refused.
- */
-static int
-event_int_field(const cJSON *v, double lo, double hi, int64_t *out)
-{
-	double	d;
-
-	if (!cJSON_IsNumber(v))
-		return -1;
-	d = v->valuedouble;
-	if (!(d >= lo && d < hi))
-		return -1;
-	if ((double)(int64_t)d != d)
-		return -1;
-	*out = (int64_t)d;
-	return 0;
-}
-
 static enum event_result
 event_f_kind(struct event *ev, const cJSON *v)
 {
 	int64_t	k;
 
-	if (event_int_field(v, 0, 65536, &k) == -1)
+	if (json_int(v, 0, 65535, &k) == -1)
 		return EVENT_MALFORMED_KIND;
 	ev->kind = (uint32_t)k;
 	return EVENT_OK;
@@ -147,7 +125,7 @@ event_f_kind(struct event *ev, const cJSON *v)
 static enum event_result
 event_f_created_at(struct event *ev, const cJSON *v)
 {
-	if (event_int_field(v, -EVENT_INT64_LIMIT, EVENT_INT64_LIMIT,
+	if (json_int(v, INT64_MIN, INT64_MAX,
 	    &ev->created_at) == -1)
 		return EVENT_MALFORMED_CREATED_AT;
 	return EVENT_OK;

@@ -10,12 +10,12 @@
 #include <string.h>
 
 #include "core/hex.h"
+#include "core/json.h"
 #include "core/limits.h"
 #include "nostr/event.h"
 #include "nostr/filter.h"
 
 /* Largest magnitude of an int64 as a double: 2^63. */
-#define FILTER_INT64_LIMIT	9223372036854775808.0
 
 void
 filter_init(struct filter *f)
@@ -116,21 +116,6 @@ filter_k_authors(struct filter *f, const cJSON *v, char *err, size_t errlen)
 	    &f->nauthors, err, errlen);
 }
 
-/* A JSON number holding an integer in [lo, hi). 0, or -1. */
-static int
-filter_int(const cJSON *v, double lo, double hi, int64_t *out)
-{
-	double	d;
-
-	if (!cJSON_IsNumber(v))
-		return -1;
-	d = v->valuedouble;
-	if (!(d >= lo && d < hi) || (double)(int64_t)d != d)
-		return -1;
-	*out = (int64_t)d;
-	return 0;
-}
-
 static int
 filter_k_kinds(struct filter *f, const cJSON *v, char *err, size_t errlen)
 {
@@ -147,7 +132,7 @@ filter_k_kinds(struct filter *f, const cJSON *v, char *err, size_t errlen)
 		return -1;
 	}
 	for (c = v->child; c != NULL; c = c->next) {
-		if (filter_int(c, 0, 65536, &k) == -1) {
+		if (json_int(c, 0, 65535, &k) == -1) {
 			snprintf(err, errlen, "kinds: entry %zu is not an "
 			    "integer from 0 to 65535", f->nkinds);
 			return -1;
@@ -161,7 +146,7 @@ static int
 filter_time(const cJSON *v, const char *key, int64_t *out, char *err,
     size_t errlen)
 {
-	if (filter_int(v, -FILTER_INT64_LIMIT, FILTER_INT64_LIMIT,
+	if (json_int(v, INT64_MIN, INT64_MAX,
 	    out) == -1) {
 		snprintf(err, errlen, "%s: not an integer timestamp", key);
 		return -1;
@@ -189,7 +174,7 @@ filter_k_limit(struct filter *f, const cJSON *v, char *err, size_t errlen)
 	int64_t	l;
 
 	f->has |= FILTER_HAS_LIMIT;
-	if (filter_int(v, 0, FILTER_INT64_LIMIT, &l) == -1) {
+	if (json_int(v, 0, INT64_MAX, &l) == -1) {
 		snprintf(err, errlen, "limit: not a non-negative integer");
 		return -1;
 	}

@@ -8,12 +8,12 @@
  * This file must never keep a pointer into the cJSON tree past
  * nip11_parse, and never accept a body over NIP11_MAX_DOC_BYTES.
  */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/json.h"
 #include "nostr/nip11.h"
 
 enum nip11_ftype {
@@ -59,15 +59,9 @@ static const struct nip11_field {
 static int64_t
 json_count(const cJSON *v)
 {
-	double	d;
+	int64_t	n;
 
-	if (!cJSON_IsNumber(v))
-		return -1;
-	d = v->valuedouble;
-	/* 2^63 is exact in a double; anything at or above it cannot fit. */
-	if (!(d >= 0) || d >= 9223372036854775808.0 || floor(d) != d)
-		return -1;
-	return (int64_t)d;
+	return json_int(v, 0, INT64_MAX, &n) == 0 ? n : -1;
 }
 
 /* Copy s, cut to NIP11_MAX_STRING bytes without splitting a character. */

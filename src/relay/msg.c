@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/hex.h"
+#include "core/json.h"
 #include "nostr/event.h"
 #include "nostr/filter.h"
 #include "nostr/key.h"
@@ -302,11 +303,9 @@ msg_count(struct relay_msg *msg, cJSON *root, const char *f, size_t len)
 		return e;
 	o = cJSON_GetArrayItem(root, 2);
 	c = cJSON_GetObjectItemCaseSensitive(o, "count");
-	if (!cJSON_IsObject(o) || !cJSON_IsNumber(c) || c->valuedouble < 0 ||
-	    c->valuedouble > 9007199254740992.0 ||
-	    c->valuedouble != (double)(int64_t)c->valuedouble)
+	if (!cJSON_IsObject(o) ||
+	    json_int(c, 0, RELAY_COUNT_MAX, &msg->count) == -1)
 		return RELAY_MSG_ERR_FIELD;
-	msg->count = (int64_t)c->valuedouble;
 	a = cJSON_GetObjectItemCaseSensitive(o, "approximate");
 	if (a != NULL && !cJSON_IsBool(a))
 		return RELAY_MSG_ERR_FIELD;

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/json.h"
 #include "core/embed.h"
 #include "core/secret.h"
 #include "ui/api.h"
@@ -20,13 +21,6 @@
 #define METRIC_MAX_NAME		128	/* bytes of a metric name */
 #define METRIC_MAX_PATH		(METRIC_MAX_NAME + 16)	/* bytes of a status path shown in HELP */
 #define METRIC_MAX_FIELDS	32	/* distinct fields of a row array */
-
-/* A double that prints exactly as a long long. */
-static int
-is_integer(double d)
-{
-	return d >= -9e15 && d <= 9e15 && d == (double)(long long)d;
-}
 
 const struct command *
 api_command_for_path(const char *path)
@@ -104,7 +98,7 @@ arg_text(const cJSON *v, char *out, size_t outlen, const char **text)
 	else if (cJSON_IsBool(v))
 		*text = cJSON_IsTrue(v) ? "true" : "false";
 	else if (cJSON_IsNumber(v)) {
-		if (is_integer(v->valuedouble))
+		if (json_is_integer(v->valuedouble))
 			snprintf(out, outlen, "%lld", (long long)v->valuedouble);
 		else
 			snprintf(out, outlen, "%.17g", v->valuedouble);
@@ -315,7 +309,7 @@ metric_value(struct buf *out, const cJSON *v)
 {
 	if (cJSON_IsBool(v))
 		return buf_puts(out, cJSON_IsTrue(v) ? " 1\n" : " 0\n");
-	if (is_integer(v->valuedouble))
+	if (json_is_integer(v->valuedouble))
 		return buf_printf(out, " %lld\n", (long long)v->valuedouble);
 	return buf_printf(out, " %.17g\n", v->valuedouble);
 }

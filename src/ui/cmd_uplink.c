@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "core/hex.h"
+#include "core/json.h"
 #include "core/limits.h"
 #include "store/inbox.h"
 #include "ui/cmd_uplink.h"
@@ -69,12 +70,12 @@ arg_seq(const cJSON *args)
 	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(args, "seq");
 	char		*end;
 	long long	 n;
+	int64_t		 seq;
 
 	if (v == NULL || cJSON_IsNull(v))
 		return 0;
 	if (cJSON_IsNumber(v))
-		return v->valuedouble >= 0 && v->valuedouble < 9e15 ?
-		    (int64_t)v->valuedouble : -1;
+		return json_int(v, 0, INT64_MAX, &seq) == 0 ? seq : -1;
 	if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
 		return -1;
 	n = strtoll(v->valuestring, &end, 10);

@@ -9,16 +9,10 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/json.h"
 #include "ui/render.h"
 
 static int	render_value(struct buf *, const cJSON *, int, const char *);
-
-/* A double that prints exactly as a long long. */
-static int
-is_integer(double d)
-{
-	return d >= -9e15 && d <= 9e15 && d == (double)(long long)d;
-}
 
 static int
 render_scalar(struct buf *out, const cJSON *v)
@@ -28,7 +22,7 @@ render_scalar(struct buf *out, const cJSON *v)
 	if (cJSON_IsBool(v))
 		return buf_puts(out, cJSON_IsTrue(v) ? "yes" : "no");
 	if (cJSON_IsNumber(v)) {
-		if (is_integer(v->valuedouble))
+		if (json_is_integer(v->valuedouble))
 			return buf_printf(out, "%lld",
 			    (long long)v->valuedouble);
 		return buf_printf(out, "%g", v->valuedouble);
