@@ -15,6 +15,7 @@
 #include "core/secret.h"
 #include "store/config_store.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 /*
  * A token an older version kept in clear: store its salted hash in its

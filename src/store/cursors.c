@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "store/cursors.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 #define CURSOR_COLS	"pubkey, relay, until_cursor, complete, " \
 	"incomplete_reason, gap_since, pages, events, new_events, " \

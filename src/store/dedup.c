@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "store/dedup.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 int
 store_dedup_probe(struct store *st, const uint8_t id[32],

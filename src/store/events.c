@@ -22,6 +22,7 @@
 #include "store/dedup.h"
 #include "store/events.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 static int
 events_enqueue(struct store *st, const uint8_t id[32], int64_t now_s)

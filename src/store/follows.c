@@ -18,6 +18,7 @@
 #include "nostr/event.h"
 #include "store/follows.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 /* 1 if pk is among list[0..n). */
 static int

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "store/inbox.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 #define META_FORWARDED		"inbox_forwarded"
 #define META_TARGET		"uplink_target"

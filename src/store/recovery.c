@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "store/recovery.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 #define RELAY_COLS	"relay, pending, expired, in_flight, attempt_lo, " \
 	"attempt_hi, queue_next, next_attempt_ms, attempts_total, " \

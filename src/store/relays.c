@@ -11,6 +11,7 @@
 #include "nostr/nip11.h"
 #include "store/relays.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 /* Step a statement that returns no rows, then release it. 0 or -1. */
 static int

@@ -28,6 +28,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 /* Open addressing with at most half the slots used keeps probes short. */
 #define STORE_STMT_SLOTS	(2 * STORE_MAX_STMTS)

@@ -60,6 +60,7 @@
 #include "relay/msg.h"
 #include "store/events.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 #include "sync/ingest.h"
 
 #define BENCH_AUTHORS	200

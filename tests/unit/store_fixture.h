@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "store/store.h"
+#include "store/store_sql.h"
+
 struct fixture {
 	char		 dir[64];
 	struct store	*st;

@@ -28,6 +28,7 @@
 #include "core/limits.h"
 #include "store/inbox.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 #include "store_fixture.h"
 

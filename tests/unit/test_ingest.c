@@ -40,6 +40,7 @@
 #include "store/cursors.h"
 #include "store/events.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 #include "sync/ingest.h"
 
 #define RELAY	"wss://relay.example.com"

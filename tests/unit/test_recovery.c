@@ -43,6 +43,7 @@
 #include "store/events.h"
 #include "store/recovery.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 #include "sync/recovery.h"
 
 #include "store_fixture.h"

@@ -31,6 +31,7 @@
 #include "core/secret.h"
 #include "store/config_store.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 static const char *const tables[] = {
 	"events", "inbox", "follows", "author_relays", "cursors", "jobs",

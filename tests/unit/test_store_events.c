@@ -31,6 +31,7 @@
 #include "nostr/key.h"
 #include "store/events.h"
 #include "store/store.h"
+#include "store/store_sql.h"
 
 #include "store_fixture.h"
 

@@ -1,0 +1,63 @@
+/*
+ * store_sql.h — the store's SQLite-facing helpers, private to src/store/
+ * (and to the store's own tests): the connection, the cache of prepared
+ * statements, the step/bind helpers every table family uses, and the
+ * event totals the events family notes. Nothing outside src/store/
+ * includes this header, so SQLite stays an implementation detail of the
+ * store.
+ */
+#ifndef CACHEBOX_STORE_STORE_SQL_H
+#define CACHEBOX_STORE_STORE_SQL_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+/* The connection, owned by the store; valid until store_close. */
+sqlite3		*store_db(struct store *);
+/*
+ * The totals of the events table (rows, bytes of JSON) are kept by the
+ * store rather than by triggers (a trigger per row cost as much as the
+ * rest of the insert). store_totals_add notes a change made by the open
+ * transaction at its current level: a released savepoint passes it to the
+ * level around it, a rolled-back level drops it, and the outermost commit
+ * writes the sum into event_totals with one UPDATE inside the same
+ * transaction, so the totals commit or vanish with the rows. 0, or -1
+ * (logged) outside a transaction. Only src/store/events.c calls it.
+ */
+int		 store_totals_add(struct store *, int64_t count, int64_t bytes);
+/* The changes noted by every open level and not yet written. */
+void		 store_totals_pending(const struct store *, int64_t *count,
+		    int64_t *bytes);
+
+/*
+ * A prepared statement for sql, compiled once and kept open until
+ * store_close. sql is compared by content (string literals are the normal
+ * use). The statement comes back reset with its bindings cleared; the store
+ * owns it: never finalize it. Call store_stmt_done() (or sqlite3_reset)
+ * once its rows are read, so no read transaction stays open and blocks the
+ * WAL checkpoint. NULL (logged) if sql does not compile or the cache of
+ * STORE_MAX_STMTS statements is full.
+ */
+sqlite3_stmt	*store_stmt(struct store *, const char *sql);
+/* Reset stmt and clear its bindings. NULL is a no-op. */
+void		 store_stmt_done(sqlite3_stmt *stmt);
+
+/*
+ * Step stmt, which returns no rows, and release it (store_stmt_done).
+ * 0, or -1 logged as "store: <what>: <SQLite's message>".
+ */
+int		 store_step_done(struct store *, sqlite3_stmt *stmt, const char *what);
+/* Log a failed bind of stmt as "store: <what>: bind: ..." and release it. */
+void		 store_bind_fail(struct store *, sqlite3_stmt *stmt, const char *what);
+/*
+ * Run sql (no parameters), which must give exactly one row, and read its
+ * first two columns as integers into *a and *b. 0, or -1 (logged with
+ * what) when it fails or gives no row.
+ */
+int		 store_row_two(struct store *, const char *sql, int64_t *a,
+		    int64_t *b, const char *what);
+
+#endif
