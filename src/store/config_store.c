@@ -105,7 +105,6 @@ store_config_put(struct store *st, const char *key, const char *value,
 	const struct cfg_def	*d = config_lookup(key);
 	sqlite3_stmt		*stmt;
 	char			 msg[256];
-	int			 rc;
 
 	if (config_validate(key, value, msg, sizeof(msg)) == -1) {
 		log_warnx("store: not storing configuration: %s", msg);
@@ -126,42 +125,25 @@ store_config_put(struct store *st, const char *key, const char *value,
 	    sqlite3_bind_int64(stmt, 3, clock_wall_s()) != SQLITE_OK ||
 	    sqlite3_bind_text(stmt, 4, by_console ? "console" : "remote", -1,
 	    SQLITE_STATIC) != SQLITE_OK) {
-		log_warnx("store: config bind: %s", sqlite3_errmsg(store_db(st)));
-		store_stmt_done(stmt);
+		store_bind_fail(st, stmt, "storing configuration");
 		return -1;
 	}
-	rc = sqlite3_step(stmt);
-	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: storing %s: %s", key,
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return 0;
+	return store_step_done(st, stmt, "storing configuration");
 }
 
 int
 store_config_del(struct store *st, const char *key)
 {
 	sqlite3_stmt	*stmt;
-	int		 rc;
 
 	stmt = store_stmt(st, "DELETE FROM config WHERE key = ?1");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
-		log_warnx("store: config bind: %s", sqlite3_errmsg(store_db(st)));
-		store_stmt_done(stmt);
+		store_bind_fail(st, stmt, "deleting configuration");
 		return -1;
 	}
-	rc = sqlite3_step(stmt);
-	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: deleting %s: %s", key,
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return 0;
+	return store_step_done(st, stmt, "deleting configuration");
 }
 
 int
@@ -175,8 +157,8 @@ store_config_get(struct store *st, const char *key, char *buf, size_t buflen)
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
-		log_warnx("store: config bind: %s", sqlite3_errmsg(store_db(st)));
-		goto out;
+		store_bind_fail(st, stmt, "reading configuration");
+		return -1;
 	}
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_DONE) {
