@@ -71,8 +71,7 @@ cursor_bind_key(struct store *st, sqlite3_stmt *stmt,
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) == SQLITE_OK &&
 	    sqlite3_bind_text(stmt, 2, relay, -1, SQLITE_STATIC) == SQLITE_OK)
 		return 0;
-	log_warnx("store: cursors bind: %s", sqlite3_errmsg(store_db(st)));
-	store_stmt_done(stmt);
+	store_bind_fail(st, stmt, "cursors");
 	return -1;
 }
 
@@ -83,15 +82,8 @@ cursor_bind_key(struct store *st, sqlite3_stmt *stmt,
 static int
 cursor_update_done(struct store *st, sqlite3_stmt *stmt, const char *what)
 {
-	int	rc;
-
-	rc = sqlite3_step(stmt);
-	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: cursor %s: %s", what,
-		    sqlite3_errmsg(store_db(st)));
+	if (store_step_done(st, stmt, what) == -1)
 		return -1;
-	}
 	if (sqlite3_changes(store_db(st)) != 1) {
 		log_warnx("store: cursor %s: no such cursor", what);
 		return -1;

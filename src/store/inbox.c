@@ -23,29 +23,18 @@
 #define META_ENQ_AT		"uplink_enqueue_at"
 #define META_ENQ_ID		"uplink_enqueue_id"
 
-/* Step a statement that returns no rows, then release it. 0 or -1. */
+/* store_step_done, for a statement that may not have compiled. */
 static int
 inbox_step(struct store *st, sqlite3_stmt *s, const char *what)
 {
-	int	rc;
-
-	if (s == NULL)
-		return -1;
-	rc = sqlite3_step(s);
-	store_stmt_done(s);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: inbox %s: %s", what,
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return 0;
+	return s == NULL ? -1 : store_step_done(st, s, what);
 }
 
+/* store_bind_fail, answering -1. */
 static int
 inbox_fail(struct store *st, sqlite3_stmt *s, const char *what)
 {
-	log_warnx("store: inbox %s: %s", what, sqlite3_errmsg(store_db(st)));
-	store_stmt_done(s);
+	store_bind_fail(st, s, what);
 	return -1;
 }
 

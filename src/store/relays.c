@@ -13,21 +13,6 @@
 #include "store/store.h"
 #include "store/store_sql.h"
 
-/* Step a statement that returns no rows, then release it. 0 or -1. */
-static int
-relays_step(struct store *st, sqlite3_stmt *stmt, const char *what)
-{
-	int	rc;
-
-	rc = sqlite3_step(stmt);
-	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: relays %s: %s", what,
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return 0;
-}
 
 int
 store_relay_upsert(struct store *st, const char *url, const char *role,
@@ -43,10 +28,10 @@ store_relay_upsert(struct store *st, const char *url, const char *role,
 	if (sqlite3_bind_text(stmt, 1, url, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
 	    sqlite3_bind_text(stmt, 2, role, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
-		store_stmt_done(stmt);
+		store_bind_fail(st, stmt, "relays");
 		return -1;
 	}
-	return relays_step(st, stmt, "upsert");
+	return store_step_done(st, stmt, "upsert");
 }
 
 int
@@ -76,10 +61,10 @@ store_relay_set_state(struct store *st, const char *url, const char *state,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(stmt, 6, now_s);
 	if (rc != SQLITE_OK) {
-		store_stmt_done(stmt);
+		store_bind_fail(st, stmt, "relays");
 		return -1;
 	}
-	return relays_step(st, stmt, "set state");
+	return store_step_done(st, stmt, "set state");
 }
 
 int
@@ -104,10 +89,10 @@ store_relay_add_counters(struct store *st, const char *url,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(stmt, 11, now_s);
 	if (rc != SQLITE_OK) {
-		store_stmt_done(stmt);
+		store_bind_fail(st, stmt, "relays");
 		return -1;
 	}
-	return relays_step(st, stmt, "add counters");
+	return store_step_done(st, stmt, "add counters");
 }
 
 /* "1,11,42" into out; a list that does not fit is cut at an entry. */
@@ -168,10 +153,10 @@ store_relay_set_nip11(struct store *st, const char *url,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(stmt, 8, now_s);
 	if (rc != SQLITE_OK) {
-		store_stmt_done(stmt);
+		store_bind_fail(st, stmt, "relays");
 		return -1;
 	}
-	return relays_step(st, stmt, "set nip11");
+	return store_step_done(st, stmt, "set nip11");
 }
 
 int
