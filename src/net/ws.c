@@ -1,6 +1,6 @@
 /*
- * ws.c — owns a WebSocket client connection: the opening handshake text
- * (request out, 101 checked in), the wslay event context that does all
+ * ws.c — owns a WebSocket client connection: the opening handshake (its
+ * text is ws_handshake.c's), the wslay event context that does all
  * framing (masking, fragments, ping/pong, close), the send queue bound and
  * the connection's state machine. It must never frame bytes itself, never
  * block or poll, never free a connection inside its own callbacks (ws_free
@@ -18,8 +18,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <mbedtls/base64.h>
-#include <mbedtls/sha1.h>
 #include <wslay/wslay.h>
 
 #include "core/buf.h"
@@ -30,8 +28,8 @@
 #include "net/tls.h"
 #include "net/url.h"
 #include "net/ws.h"
+#include "net/ws_handshake.h"
 
-#define WS_GUID		"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define WS_REASON_MAX	124		/* RFC 6455: 123 bytes + NUL */
 
 struct ws_conn {
@@ -132,94 +130,6 @@ ws_finish(struct ws_conn *c, int code, const char *why)
 		if (c->cbs.on_error != NULL)
 			c->cbs.on_error(c, reason, c->arg);
 	}
-}
-
-int
-ws_accept_for_key(const char *key, char *out)
-{
-	unsigned char	 cat[WS_KEY_LEN + sizeof(WS_GUID)], sha[20];
-	size_t		 klen = strlen(key), olen;
-
-	if (klen > WS_KEY_LEN)
-		return -1;
-	memcpy(cat, key, klen);
-	memcpy(cat + klen, WS_GUID, sizeof(WS_GUID) - 1);
-	if (mbedtls_sha1_ret(cat, klen + sizeof(WS_GUID) - 1, sha) != 0)
-		return -1;
-	if (mbedtls_base64_encode((unsigned char *)out, WS_ACCEPT_LEN + 1,
-	    &olen, sha, sizeof(sha)) != 0 || olen != WS_ACCEPT_LEN)
-		return -1;
-	return 0;
-}
-
-/* Copy a header value for a message, dropping anything unprintable. */
-static void
-ws_printable(char *out, size_t outlen, const char *s, size_t len)
-{
-	size_t	 i, o = 0;
-
-	for (i = 0; i < len && o + 1 < outlen; i++)
-		out[o++] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	out[o] = '\0';
-}
-
-static int
-ws_refuse_status(const struct http_head *h, char *why, size_t whylen)
-{
-	const struct http_header	*loc;
-	char				 v[128] = "";
-
-	if (h->status >= 300 && h->status < 400) {
-		if ((loc = http_head_find(h, "Location")) != NULL)
-			ws_printable(v, sizeof(v), loc->value, loc->value_len);
-		snprintf(why, whylen, "redirect refused (HTTP %d to %s)",
-		    h->status, v[0] != '\0' ? v : "nowhere");
-		return -1;
-	}
-	ws_printable(v, sizeof(v), h->reason, h->reason_len);
-	snprintf(why, whylen, "upgrade refused: HTTP %d %s", h->status, v);
-	return -1;
-}
-
-int
-ws_handshake_parse(const char *buf, size_t len, const char *accept,
-    size_t *used, char *why, size_t whylen)
-{
-	struct http_head		 h;
-	const struct http_header	*f;
-	const char			*e = NULL;
-	int				 rc;
-
-	rc = http_head_parse(buf, len, WS_HANDSHAKE_MAX_BYTES, &h, &e);
-	if (rc == 0)
-		return 0;
-	if (rc == -1) {
-		snprintf(why, whylen, "bad handshake response: %s", e);
-		return -1;
-	}
-	if (h.status != 101)
-		return ws_refuse_status(&h, why, whylen);
-	if ((f = http_head_find(&h, "Upgrade")) == NULL ||
-	    !http_header_has_token(f, "websocket"))
-		e = "handshake without Upgrade: websocket";
-	else if ((f = http_head_find(&h, "Connection")) == NULL ||
-	    !http_header_has_token(f, "upgrade"))
-		e = "handshake without Connection: upgrade";
-	else if ((f = http_head_find(&h, "Sec-WebSocket-Accept")) == NULL)
-		e = "handshake without Sec-WebSocket-Accept";
-	else if (f->value_len != strlen(accept) ||
-	    memcmp(f->value, accept, f->value_len) != 0)
-		e = "wrong Sec-WebSocket-Accept";
-	else if (http_head_find(&h, "Sec-WebSocket-Extensions") != NULL)
-		e = "server chose an extension that was not offered";
-	else if (http_head_find(&h, "Sec-WebSocket-Protocol") != NULL)
-		e = "server chose a subprotocol that was not offered";
-	if (e != NULL) {
-		snprintf(why, whylen, "%s", e);
-		return -1;
-	}
-	*used = h.head_len;
-	return 1;
 }
 
 /* wslay callbacks: transport I/O only, errors parked for ws_pump. */
@@ -587,14 +497,9 @@ ws_on_open_timeout(struct loop *l, void *arg)
 static int
 ws_request(struct ws_conn *c, const struct url *u)
 {
-	unsigned char	 raw[16];
-	char		 key[WS_KEY_LEN + 1], host[URL_MAX_HOST + 16];
-	size_t		 olen;
+	char	key[WS_KEY_LEN + 1], host[URL_MAX_HOST + 16];
 
-	if (tls_random(raw, sizeof(raw)) == -1 ||
-	    mbedtls_base64_encode((unsigned char *)key, sizeof(key), &olen,
-	    raw, sizeof(raw)) != 0 || olen != WS_KEY_LEN ||
-	    ws_accept_for_key(key, c->accept) == -1 ||
+	if (ws_new_key(key, c->accept) == -1 ||
 	    url_host_header(u, host, sizeof(host)) == -1)
 		return -1;
 	return buf_printf(&c->out, "GET %s HTTP/1.1\r\nHost: %s\r\n"

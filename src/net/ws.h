@@ -141,22 +141,4 @@ uint64_t	 ws_pongs(const struct ws_conn *);
 /* The URL this connection was made for. */
 const char	*ws_url(const struct ws_conn *);
 
-/*
- * The Sec-WebSocket-Accept value for key: base64(SHA-1(key + RFC 6455
- * GUID)) into out (WS_ACCEPT_LEN + 1 bytes). 0 or -1.
- */
-int		 ws_accept_for_key(const char *key, char *out);
-
-/*
- * Parse a server's handshake response at buf[0..len) (bytes received so
- * far) against the expected accept value. Returns 1 when it is a valid 101
- * (*used = bytes of the head; frames may follow), 0 when more bytes are
- * needed, -1 when refused, with a reason in why: a redirect (3xx), another
- * status, missing Upgrade/Connection headers, a wrong accept value, an
- * unrequested extension or subprotocol, or a head over
- * WS_HANDSHAKE_MAX_BYTES.
- */
-int		 ws_handshake_parse(const char *buf, size_t len,
-		    const char *accept, size_t *used, char *why, size_t whylen);
-
 #endif

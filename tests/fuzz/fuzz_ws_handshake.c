@@ -12,6 +12,7 @@
 
 #include "net/http.h"
 #include "net/ws.h"
+#include "net/ws_handshake.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

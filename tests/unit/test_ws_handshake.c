@@ -17,6 +17,7 @@
 #include "core/limits.h"
 #include "net/http.h"
 #include "net/ws.h"
+#include "net/ws_handshake.h"
 
 /* RFC 6455 section 1.3. */
 #define KEY	"dGhlIHNhbXBsZSBub25jZQ=="
