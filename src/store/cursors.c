@@ -18,13 +18,30 @@
 
 #define CURSOR_COLS	"pubkey, relay, until_cursor, complete, " \
 	"incomplete_reason, gap_since, pages, events, new_events, " \
-	"largest_page, stalls, stalls_total, updated_at"
+	"largest_page, stalls, stalls_total, updated_at, incomplete_why"
 
 static const char *const cursor_state_names[] = {
 	[STORE_CURSOR_DRAINING] = "draining",
 	[STORE_CURSOR_COMPLETE] = "complete",
 	[STORE_CURSOR_INCOMPLETE] = "incomplete",
 };
+
+static const char *const cursor_why_texts[] = {
+	[STORE_CURSOR_WHY_NONE] = "incomplete",
+	[STORE_CURSOR_WHY_BURST] = "same-second burst over the relay cap",
+	[STORE_CURSOR_WHY_UNTIL] = "relay ignores until",
+	[STORE_CURSOR_WHY_NOANSWER] = "no answer from relay",
+	[STORE_CURSOR_WHY_UNUSED] = "relay not dialled (outbox relay limits)",
+};
+
+const char *
+store_cursor_why_text(enum store_cursor_why w)
+{
+	if ((unsigned)w >= sizeof(cursor_why_texts) /
+	    sizeof(cursor_why_texts[0]))
+		w = STORE_CURSOR_WHY_NONE;
+	return cursor_why_texts[w];
+}
 
 const char *
 store_cursor_state_name(enum store_cursor_state s)
@@ -61,6 +78,9 @@ cursor_row(sqlite3_stmt *stmt, struct store_cursor *c)
 	c->stalls = sqlite3_column_int64(stmt, 10);
 	c->stalls_total = sqlite3_column_int64(stmt, 11);
 	c->updated_at = sqlite3_column_int64(stmt, 12);
+	c->why = c->state == STORE_CURSOR_INCOMPLETE ?
+	    (enum store_cursor_why)sqlite3_column_int(stmt, 13) :
+	    STORE_CURSOR_WHY_NONE;
 }
 
 /* Bind ?1 pubkey and ?2 relay. 0, or -1 (statement released). */
@@ -197,24 +217,26 @@ store_cursor_complete(struct store *st, const uint8_t pubkey[32],
     const char *relay, int64_t now_s)
 {
 	return cursor_update_at(st, "UPDATE cursors SET complete = 1, "
-	    "incomplete_reason = NULL, gap_since = NULL, updated_at = ?3 "
+	    "incomplete_reason = NULL, incomplete_why = 0, gap_since = NULL, "
+	    "updated_at = ?3 "
 	    "WHERE pubkey = ?1 AND relay = ?2",
 	    pubkey, relay, now_s, "complete");
 }
 
 int
 store_cursor_incomplete(struct store *st, const uint8_t pubkey[32],
-    const char *relay, const char *reason, int64_t gap_since, int64_t now_s)
+    const char *relay, enum store_cursor_why why, const char *detail,
+    int64_t gap_since, int64_t now_s)
 {
 	sqlite3_stmt	*stmt;
 	char		 r[STORE_CURSOR_REASON_MAX + 1];
 	int		 rc;
 
-	snprintf(r, sizeof(r), "%s", reason != NULL && *reason ? reason :
-	    "incomplete");
+	snprintf(r, sizeof(r), "%s%s%s", store_cursor_why_text(why),
+	    detail != NULL ? ": " : "", detail != NULL ? detail : "");
 	stmt = store_stmt(st, "UPDATE cursors SET complete = 0, "
-	    "incomplete_reason = ?3, gap_since = ?4, updated_at = ?5 "
-	    "WHERE pubkey = ?1 AND relay = ?2");
+	    "incomplete_reason = ?3, gap_since = ?4, updated_at = ?5, "
+	    "incomplete_why = ?6 WHERE pubkey = ?1 AND relay = ?2");
 	if (stmt == NULL || cursor_bind_key(st, stmt, pubkey, relay) == -1)
 		return -1;
 	rc = sqlite3_bind_text(stmt, 3, r, -1, SQLITE_TRANSIENT);
@@ -223,8 +245,10 @@ store_cursor_incomplete(struct store *st, const uint8_t pubkey[32],
 		    sqlite3_bind_int64(stmt, 4, gap_since);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(stmt, 5, now_s);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int(stmt, 6, (int)why);
 	if (rc != SQLITE_OK) {
-		store_stmt_done(stmt);
+		store_bind_fail(st, stmt, "cursor incomplete");
 		return -1;
 	}
 	return cursor_update_done(st, stmt, "incomplete");
@@ -235,7 +259,8 @@ store_cursor_retry(struct store *st, const uint8_t pubkey[32],
     const char *relay, int64_t now_s)
 {
 	return cursor_update_at(st, "UPDATE cursors SET complete = 0, "
-	    "incomplete_reason = NULL, stalls = 0, updated_at = ?3 "
+	    "incomplete_reason = NULL, incomplete_why = 0, stalls = 0, "
+	    "updated_at = ?3 "
 	    "WHERE pubkey = ?1 AND relay = ?2",
 	    pubkey, relay, now_s, "retry");
 }
@@ -265,7 +290,8 @@ store_cursors_reset(struct store *st, const uint8_t *pubkey, int64_t now_s)
 	int		 rc;
 
 	stmt = store_stmt(st, "UPDATE cursors SET until_cursor = NULL, "
-	    "complete = 0, incomplete_reason = NULL, gap_since = NULL, "
+	    "complete = 0, incomplete_reason = NULL, incomplete_why = 0, "
+	    "gap_since = NULL, "
 	    "stalls = 0, updated_at = ?2 WHERE ?1 IS NULL OR pubkey = ?1");
 	if (stmt == NULL)
 		return -1;
@@ -339,7 +365,8 @@ store_cursors_draining(struct store *st, const char *relay,
 	stmt = store_stmt(st, "SELECT c.pubkey, c.relay, c.until_cursor, "
 	    "c.complete, c.incomplete_reason, c.gap_since, c.pages, c.events, "
 	    "c.new_events, c.largest_page, c.stalls, c.stalls_total, "
-	    "c.updated_at FROM cursors c JOIN follows f ON f.pubkey = c.pubkey "
+	    "c.updated_at, c.incomplete_why FROM cursors c JOIN follows f ON "
+	    "f.pubkey = c.pubkey "
 	    "WHERE c.relay = ?1 AND c.complete = 0 AND c.incomplete_reason IS "
 	    "NULL AND f.stale = 0 AND c.pubkey > ?2 ORDER BY c.pubkey "
 	    "LIMIT ?3");

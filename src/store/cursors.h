@@ -20,6 +20,18 @@
 
 struct store;
 
+/*
+ * Why a row is incomplete: code acts on the code, people read the text
+ * (store_cursor_why_text(), then any detail).
+ */
+enum store_cursor_why {
+	STORE_CURSOR_WHY_NONE = 0,
+	STORE_CURSOR_WHY_BURST,		/* more events in one second than the relay returns */
+	STORE_CURSOR_WHY_UNTIL,		/* the relay ignores until */
+	STORE_CURSOR_WHY_NOANSWER,	/* no answer from the relay; asked again later */
+	STORE_CURSOR_WHY_UNUSED,	/* relay not dialled (outbox limits); resumes when it is */
+};
+
 enum store_cursor_state {
 	STORE_CURSOR_DRAINING = 0,	/* not started or mid-drain */
 	STORE_CURSOR_COMPLETE,
@@ -32,6 +44,7 @@ struct store_cursor {
 	bool			started;	/* until_cursor is set */
 	int64_t			until_cursor;	/* valid when started */
 	enum store_cursor_state	state;
+	enum store_cursor_why	why;		/* NONE unless incomplete */
 	char			reason[STORE_CURSOR_REASON_MAX + 1]; /* "" */
 	bool			has_gap;
 	int64_t			gap_since;	/* valid when has_gap */
@@ -70,13 +83,14 @@ int	store_cursor_complete(struct store *, const uint8_t pubkey[32],
 	    const char *relay, int64_t now_s);
 
 /*
- * The relay cannot be paged to the end: record reason (cut at
+ * The relay cannot be paged to the end: record why, the reason text (the
+ * words of why, then ": detail" when detail is not NULL; cut at
  * STORE_CURSOR_REASON_MAX bytes) and the second a gap starts at
  * (gap_since < 0: none). Clears complete. 0 or -1.
  */
 int	store_cursor_incomplete(struct store *, const uint8_t pubkey[32],
-	    const char *relay, const char *reason, int64_t gap_since,
-	    int64_t now_s);
+	    const char *relay, enum store_cursor_why why, const char *detail,
+	    int64_t gap_since, int64_t now_s);
 
 /*
  * Drain a finished row again from where it stopped: complete, reason and
@@ -150,5 +164,7 @@ struct store_cursor_summary {
 int	store_cursors_summary(struct store *, struct store_cursor_summary *out);
 
 const char *store_cursor_state_name(enum store_cursor_state);
+/* The words of a reason code ("relay ignores until"), static. */
+const char *store_cursor_why_text(enum store_cursor_why);
 
 #endif

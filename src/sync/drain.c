@@ -319,96 +319,6 @@ step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 	}
 }
 
-/* A full page: as many events as the relay gives in one answer. */
-static bool
-page_full(const struct drain_page *p)
-{
-	return p->received >= p->limit ||
-	    (p->max_limit > 0 && p->received >= p->max_limit) ||
-	    (p->cap_seen > 0 && p->received >= p->cap_seen);
-}
-
-/*
- * Events newer than until came: the relay ignores it (a correct relay
- * never sends them). A few such events beside a page of older ones may be
- * a hostile relay's unrequested extras, so only a page where they are at
- * least half, or where nothing older came, counts as proof.
- */
-static bool
-page_ignores_until(const struct drain_page *p)
-{
-	return p->started && p->newer > 0 &&
-	    (p->newer >= p->received || p->older == 0);
-}
-
-/*
- * A relay that ignores until answers every page with its newest events of
- * the author, up to its cap. When that answer is smaller than a page the
- * relay has proven it returns (cap_seen, and never more than was asked),
- * the relay holds no more of the author than what it just sent. NIP-11
- * max_limit is no proof: a relay may cap silently below what it
- * advertises.
- */
-static bool
-page_all_sent(const struct drain_page *p)
-{
-	int64_t	proven = p->cap_seen < p->limit ? p->cap_seen : p->limit;
-
-	return proven > 0 && p->received + p->newer < proven;
-}
-
-void
-drain_page_verdict(const struct drain_page *p, struct drain_verdict *v)
-{
-	bool	one_second;
-
-	memset(v, 0, sizeof(*v));
-	v->next = DRAIN_NEXT_PAGE;
-	v->until = p->until;
-	v->gap_since = p->has_gap ? p->gap_since : -1;
-	if (page_ignores_until(p)) {
-		v->ignores_until = true;
-		if (page_all_sent(p) && !p->has_gap) {
-			v->next = DRAIN_NEXT_COMPLETE;
-			return;
-		}
-		v->next = DRAIN_NEXT_INCOMPLETE;
-		v->reason = p->has_gap ? DRAIN_REASON_BURST :
-		    DRAIN_REASON_UNTIL;
-		if (!p->has_gap)
-			v->gap_since = p->until;
-		return;
-	}
-	one_second = p->received >= DRAIN_SAME_SECOND_MIN &&
-	    p->oldest == p->newest;
-	if (one_second && page_full(p)) {
-		v->until = p->oldest - 1;
-		v->gap = true;
-		if (!p->has_gap)
-			v->gap_since = p->oldest;
-		return;
-	}
-	if (p->older == 0) {
-		if (p->has_gap) {
-			v->next = DRAIN_NEXT_INCOMPLETE;
-			v->reason = DRAIN_REASON_BURST;
-		} else
-			v->next = DRAIN_NEXT_COMPLETE;
-		return;
-	}
-	/* Not full, all in one second: that second came whole (the relay
-	 * sent all it has up to until). Asked again inclusively it would come
-	 * back as the same events, and this page would by then be the
-	 * largest the relay has returned: a false burst. */
-	v->until = one_second ? p->oldest - 1 : p->oldest;
-}
-
-int64_t
-drain_page_limit(int64_t page_size, int64_t max_limit)
-{
-	return max_limit > 0 && max_limit < page_size ? max_limit : page_size;
-}
-
 static int64_t
 relay_max_limit(const struct drain *d, const char *url)
 {
@@ -469,7 +379,7 @@ page_commit(struct step *s)
 	case DRAIN_NEXT_COMPLETE:
 		return store_cursor_complete(st, s->pk, dr->url, now);
 	case DRAIN_NEXT_INCOMPLETE:
-		return store_cursor_incomplete(st, s->pk, dr->url, v.reason,
+		return store_cursor_incomplete(st, s->pk, dr->url, v.why, NULL,
 		    v.gap_since, now);
 	default:
 		return v.gap ? store_cursor_gap(st, s->pk, dr->url,
@@ -512,17 +422,17 @@ step_stall(struct step *s, const char *why)
 	struct drelay	*dr = s->dr;
 	struct store	*st = dr->d->st;
 	int64_t		 now = clock_wall_s();
-	char		 reason[STORE_CURSOR_REASON_MAX + 1];
 
 	(void)store_cursor_stall(st, s->pk, dr->url, now);
 	dr->paused_until_ms = loop_now_ms(dr->d->loop) + DRAIN_RETRY_MS;
 	if (s->stalls + 1 < DRAIN_MAX_STALLS)
 		return;
-	snprintf(reason, sizeof(reason), "%s: %s", DRAIN_REASON_NOANSWER, why);
-	log_info("drain: %s: author %.16s recorded incomplete: %s", dr->url,
-	    s->pkhex, reason);
+	log_info("drain: %s: author %.16s recorded incomplete: %s: %s",
+	    dr->url, s->pkhex, store_cursor_why_text(STORE_CURSOR_WHY_NOANSWER),
+	    why);
 	/* A gap found earlier stays recorded for when the row is retried. */
-	(void)store_cursor_incomplete(st, s->pk, dr->url, reason,
+	(void)store_cursor_incomplete(st, s->pk, dr->url,
+	    STORE_CURSOR_WHY_NOANSWER, why,
 	    s->page.has_gap ? s->page.gap_since : -1, now);
 }
 
@@ -895,16 +805,15 @@ row_retry_due(const struct store_cursor *c, bool allowed, int64_t now)
 {
 	if (c->state != STORE_CURSOR_INCOMPLETE || !allowed)
 		return false;
-	if (strcmp(c->reason, DRAIN_REASON_UNUSED) == 0)
+	if (c->why == STORE_CURSOR_WHY_UNUSED)
 		return true;
-	return strncmp(c->reason, DRAIN_REASON_NOANSWER,
-	    strlen(DRAIN_REASON_NOANSWER)) == 0 &&
+	return c->why == STORE_CURSOR_WHY_NOANSWER &&
 	    now - c->updated_at >= row_retry_delay(c);
 }
 
 /*
  * Every row of an author: one on a relay the outbox plan no longer dials
- * is set aside (incomplete, DRAIN_REASON_UNUSED, gap kept); one due a
+ * is set aside (incomplete, STORE_CURSOR_WHY_UNUSED, gap kept); one due a
  * retry drains again from its cursor; one still draining on a relay the
  * author no longer lists keeps going. Every row also tells its relay the
  * largest page it returned, so the cap a relay has proven survives a
@@ -921,10 +830,10 @@ sync_old_row(const struct store_cursor *c, void *arg)
 	sc->rows++;
 	if (draining && !allowed) {
 		log_info("drain: %s: author row set aside: %s", c->relay,
-		    DRAIN_REASON_UNUSED);
+		    store_cursor_why_text(STORE_CURSOR_WHY_UNUSED));
 		(void)store_cursor_incomplete(sc->d->st, c->pubkey, c->relay,
-		    DRAIN_REASON_UNUSED, c->has_gap ? c->gap_since : -1,
-		    sc->now);
+		    STORE_CURSOR_WHY_UNUSED, NULL,
+		    c->has_gap ? c->gap_since : -1, sc->now);
 		return 0;
 	}
 	if (row_retry_due(c, allowed, sc->now) &&

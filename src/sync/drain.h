@@ -28,7 +28,7 @@
  * was down during the first drain gets its turn; meanwhile the row counts as
  * finished, so idle is reached. Which outbox relays are used at all is
  * decided by sync/outbox.h; a row on a relay no longer dialled is set
- * aside (DRAIN_REASON_UNUSED) and resumes if the relay is dialled again.
+ * aside (STORE_CURSOR_WHY_UNUSED) and resumes if the relay is dialled again.
  *
  * Fairness: round-robin over the authors of each relay, at most
  * backfill.max_subs_per_relay steps open per relay (less when the pool's
@@ -42,6 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/cursors.h"
+
 struct loop;
 struct pool;
 struct ingest;
@@ -49,12 +51,6 @@ struct store;
 struct config;
 struct follow;
 struct drain;
-
-/* The reasons recorded on an incomplete cursor (stable strings). */
-#define DRAIN_REASON_BURST	"same-second burst over the relay cap"
-#define DRAIN_REASON_UNTIL	"relay ignores until"
-#define DRAIN_REASON_NOANSWER	"no answer from relay"	/* a prefix; retried */
-#define DRAIN_REASON_UNUSED	"relay not dialled (outbox relay limits)"
 
 /*
  * What a step knows of one whole page at its EOSE (counters only; the
@@ -92,7 +88,7 @@ struct drain_verdict {
 	int64_t		 until;		/* cursor to record (inclusive) */
 	bool		 gap;		/* record a possible gap at gap_since */
 	int64_t		 gap_since;	/* -1: none */
-	const char	*reason;	/* static; DRAIN_NEXT_INCOMPLETE only */
+	enum store_cursor_why why;	/* DRAIN_NEXT_INCOMPLETE only */
 	bool		 ignores_until;	/* the page proved it */
 };
 

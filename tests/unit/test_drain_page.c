@@ -51,7 +51,7 @@ test_first_page_moves_to_oldest_inclusive(void **state)
 	assert_false(v.gap);
 	assert_int_equal(v.gap_since, -1);
 	assert_false(v.ignores_until);
-	assert_null(v.reason);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_NONE);
 }
 
 static void
@@ -214,7 +214,7 @@ one_second_history(int64_t n)
 	assert_int_equal(v.next, DRAIN_NEXT_COMPLETE);
 	assert_false(v.gap);
 	assert_int_equal(v.gap_since, -1);
-	assert_null(v.reason);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_NONE);
 }
 
 static void
@@ -252,7 +252,7 @@ test_burst_over_proven_cap_stays_incomplete(void **state)
 	p.cap_seen = 3;
 	drain_page_verdict(&p, &v);
 	assert_int_equal(v.next, DRAIN_NEXT_INCOMPLETE);
-	assert_string_equal(v.reason, DRAIN_REASON_BURST);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_BURST);
 	assert_int_equal(v.gap_since, t);
 }
 
@@ -317,7 +317,7 @@ test_gap_kept_and_reported_at_the_end(void **state)
 	p.oldest = p.newest = 1600000000;
 	drain_page_verdict(&p, &v);
 	assert_int_equal(v.next, DRAIN_NEXT_INCOMPLETE);
-	assert_string_equal(v.reason, DRAIN_REASON_BURST);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_BURST);
 	assert_int_equal(v.gap_since, 1650000000);
 	assert_int_equal(v.until, 1600000000);
 }
@@ -338,7 +338,7 @@ test_ignores_until_incomplete_at_cap(void **state)
 	drain_page_verdict(&p, &v);
 	assert_true(v.ignores_until);
 	assert_int_equal(v.next, DRAIN_NEXT_INCOMPLETE);
-	assert_string_equal(v.reason, DRAIN_REASON_UNTIL);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_UNTIL);
 	assert_int_equal(v.gap_since, 1600000000);
 	assert_int_equal(v.until, 1600000000);	/* cursor does not move */
 }
@@ -359,7 +359,7 @@ test_ignores_until_complete_below_cap(void **state)
 	assert_true(v.ignores_until);
 	assert_int_equal(v.next, DRAIN_NEXT_COMPLETE);
 	assert_int_equal(v.until, 1600000000);
-	assert_null(v.reason);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_NONE);
 
 	/* One below the proof still completes, the proof itself does not. */
 	p.newer = 297;
@@ -383,7 +383,7 @@ test_ignores_until_without_proof(void **state)
 	p.oldest = p.newest = 1600000000;
 	drain_page_verdict(&p, &v);
 	assert_int_equal(v.next, DRAIN_NEXT_INCOMPLETE);
-	assert_string_equal(v.reason, DRAIN_REASON_UNTIL);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_UNTIL);
 
 	/* NIP-11 max_limit is no proof either. */
 	p.max_limit = 500;
@@ -418,7 +418,7 @@ test_ignores_until_after_a_gap(void **state)
 	drain_page_verdict(&p, &v);
 	assert_true(v.ignores_until);
 	assert_int_equal(v.next, DRAIN_NEXT_INCOMPLETE);
-	assert_string_equal(v.reason, DRAIN_REASON_BURST);
+	assert_int_equal(v.why, STORE_CURSOR_WHY_BURST);
 	assert_int_equal(v.gap_since, 1650000000);
 }
 

@@ -99,19 +99,27 @@ test_lifecycle(void **state)
 	assert_string_equal(c.reason, "");
 
 	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA,
-	    "relay ignores until", 1234, 106), 0);
+	    STORE_CURSOR_WHY_UNTIL, NULL, 1234, 106), 0);
 	get(fx, 1, RA, &c);
 	assert_int_equal(c.state, STORE_CURSOR_INCOMPLETE);
+	assert_int_equal(c.why, STORE_CURSOR_WHY_UNTIL);
 	assert_string_equal(c.reason, "relay ignores until");
 	assert_true(c.has_gap);
 	assert_int_equal(c.gap_since, 1234);
 	assert_int_equal(c.updated_at, 106);
 	assert_string_equal(store_cursor_state_name(c.state), "incomplete");
 
-	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA, "x", -1,
-	    107), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA,
+	    STORE_CURSOR_WHY_NOANSWER, "timeout", -1, 107), 0);
 	get(fx, 1, RA, &c);
 	assert_false(c.has_gap);
+	assert_int_equal(c.why, STORE_CURSOR_WHY_NOANSWER);
+	assert_string_equal(c.reason, "no answer from relay: timeout");
+	/* Finished again, the code is cleared with the text. */
+	assert_int_equal(store_cursor_retry(fx->st, pk(1), RA, 108), 0);
+	get(fx, 1, RA, &c);
+	assert_int_equal(c.why, STORE_CURSOR_WHY_NONE);
+	assert_int_equal(c.state, STORE_CURSOR_DRAINING);
 }
 
 static void
@@ -124,8 +132,8 @@ test_reason_cut(void **state)
 	memset(longr, 'r', sizeof(longr) - 1);
 	longr[sizeof(longr) - 1] = '\0';
 	assert_int_equal(store_cursor_ensure(fx->st, pk(1), RA, 1), 1);
-	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA, longr, -1,
-	    2), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RA,
+	    STORE_CURSOR_WHY_NOANSWER, longr, -1, 2), 0);
 	get(fx, 1, RA, &c);
 	assert_int_equal(strlen(c.reason), STORE_CURSOR_REASON_MAX);
 }
@@ -141,8 +149,8 @@ test_reset(void **state)
 	assert_int_equal(store_cursor_ensure(fx->st, pk(2), RA, 1), 1);
 	assert_int_equal(store_cursor_page(fx->st, pk(1), RA, 50, 10, 10, 2), 0);
 	assert_int_equal(store_cursor_complete(fx->st, pk(1), RA, 3), 0);
-	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RB, "burst",
-	    40, 3), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(1), RB,
+	    STORE_CURSOR_WHY_BURST, NULL, 40, 3), 0);
 	assert_int_equal(store_cursor_page(fx->st, pk(2), RA, 70, 5, 5, 2), 0);
 
 	assert_int_equal(store_cursors_reset(fx->st, pk(1), 10), 2);
@@ -214,10 +222,10 @@ fill_summary(struct fixture *fx)
 	assert_int_equal(store_cursor_complete(fx->st, pk(1), RA, 2), 0);
 	assert_int_equal(store_cursor_complete(fx->st, pk(1), RB, 2), 0);
 	assert_int_equal(store_cursor_complete(fx->st, pk(2), RA, 2), 0);
-	assert_int_equal(store_cursor_incomplete(fx->st, pk(2), RB, "burst",
-	    9, 2), 0);
-	assert_int_equal(store_cursor_incomplete(fx->st, pk(3), RA, "until",
-	    -1, 2), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(2), RB,
+	    STORE_CURSOR_WHY_BURST, NULL, 9, 2), 0);
+	assert_int_equal(store_cursor_incomplete(fx->st, pk(3), RA,
+	    STORE_CURSOR_WHY_UNTIL, NULL, -1, 2), 0);
 	assert_int_equal(store_cursor_page(fx->st, pk(5), RA, 10, 1, 1, 2), 0);
 	assert_int_equal(store_cursor_complete(fx->st, pk(6), RA, 2), 0);
 }
