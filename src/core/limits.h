@@ -11,6 +11,16 @@
 #define EVENT_MAX_BYTES_CEILING		(1024 * 1024)	/* bytes of event JSON */
 #define EVENT_MAX_TAGS			4096		/* tags per event */
 #define EVENT_MAX_TAG_ITEMS		64		/* strings per tag */
+/*
+ * What parsing one event may allocate is bounded by its values, not by
+ * EVENT_MAX_TAGS x EVENT_MAX_TAG_ITEMS (262,144 strings, ~30 MiB of cJSON
+ * nodes): the text is counted (core/jsonscan.h) before cJSON sees it.
+ * 24,576 values hold the largest lists met in practice (4,096 tags of
+ * ["p", key, relay, petname] are 20,500) and cost at most ~3 MiB of nodes
+ * (tests/bench/event_worst.c).
+ */
+#define EVENT_MAX_JSON_VALUES		24576		/* values in one event (strings, member names, numbers, arrays, ...) */
+#define EVENT_MAX_JSON_DEPTH		16		/* nesting of arrays and objects in one event (NIP-01 needs 3) */
 #define EVENT_MAX_FUTURE_S		(15 * 60)	/* created_at ahead of now, seconds */
 #define EVENT_SERIAL_MAX_BYTES		(2 * EVENT_MAX_BYTES_CEILING)	/* bytes of a canonical serialization (escapes may grow it) */
 #define EVENT_PUBKEY_CACHE_SLOTS	512		/* parsed public keys kept for verification (96 bytes each) */
@@ -34,6 +44,8 @@
 #define NIP11_MAX_STRING		128		/* bytes kept of name/software/version */
 #define NIP11_MAX_NIPS			128		/* supported_nips entries kept */
 #define NIP11_MAX_NIP_NUMBER		65535		/* largest NIP number believed */
+#define NIP11_MAX_JSON_VALUES		8192		/* values in one document, counted before parsing */
+#define NIP11_MAX_JSON_DEPTH		16		/* nesting in one document */
 
 /* Configuration. */
 #define CONFIG_MAX_VALUE		4096		/* bytes of one value */
@@ -109,6 +121,8 @@
 /* Relay protocol and pool (src/relay). */
 #define RELAY_SUBID_MAX			64		/* bytes of a subscription id (NIP-01) */
 #define RELAY_MSG_MAX_FILTERS		16		/* filters in one REQ or COUNT */
+#define RELAY_MSG_MAX_VALUES		(EVENT_MAX_JSON_VALUES + 16)	/* values in one relay frame: an event and its envelope */
+#define RELAY_MSG_MAX_DEPTH		(EVENT_MAX_JSON_DEPTH + 1)	/* nesting in one relay frame */
 #define RELAY_CHALLENGE_MAX		512		/* bytes of a NIP-42 challenge we answer */
 #define RELAY_REASON_MAX		256		/* bytes of a relay's message kept as last_error */
 #define RELAY_BACKOFF_BASE_MS		1000		/* first reconnect delay, ms */
