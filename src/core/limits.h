@@ -138,6 +138,23 @@
 #define RELAY_OK_TIMEOUT_MS		30000		/* an EVENT with no OK after this is failed, ms */
 #define RELAY_NIP11_REFRESH_MS		(6 * 3600 * 1000) /* a NIP-11 document is read again after, ms */
 #define RELAY_NIP11_WAIT_MS		3000		/* first REQs held for a NIP-11 fetch in flight, ms */
+/*
+ * A relay whose input is mostly invalid (bad ids or signatures, malformed
+ * or oversized frames) is cut off and kept away, so a flood costs a
+ * bounded number of signature checks: at most RELAY_INVALID_CUT per
+ * connection, then a wait of at least RELAY_INVALID_BACKOFF_MS (doubling
+ * per cut) -- about 0.1 % of a core on a Pi-class board, where one failed
+ * check is ~0.2 ms, instead of half a core for as long as the flood
+ * lasts. 200 in 10 s is 20 a second, far above what an honest relay sends
+ * even when it serves other people's broken events; and the share rule
+ * keeps a fast relay whose junk is a minority of a big page connected
+ * (its bad events are dropped one by one, as before).
+ */
+#define RELAY_INVALID_WINDOW_MS		10000		/* invalid input of one relay is counted per window of, ms */
+#define RELAY_INVALID_CUT		200		/* invalid events and frames in one window that cut the connection... */
+#define RELAY_INVALID_CUT_SHARE_PCT	50		/* ...when they are at least this share of its messages in it, percent */
+#define RELAY_INVALID_BACKOFF_MS	60000		/* least reconnect delay after such a cut, doubled per cut (capped like any backoff), ms */
+#define RELAY_INVALID_FORGIVE_MS	(60 * 60 * 1000) /* a relay not cut for this long starts again at the first delay, ms */
 
 /* Ingest and the store's table families (src/sync/ingest.c, src/store). */
 #define INGEST_RECENT_IDS		4096		/* ids remembered in memory for dedup (power of two) */
