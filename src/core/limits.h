@@ -206,6 +206,7 @@
 #define FOLLOW_REFRESH_MS		(10 * 60 * 1000) /* follow graph read again after, ms */
 #define FOLLOW_META_OVERLAP_S		600		/* a refresh asks kept authors for kinds 0 and 10002 since the last one less this, s */
 #define FOLLOW_FETCH_TIMEOUT_MS		30000		/* a follow-list request without EOSE is given up after, ms */
+#define FOLLOW_GRACE_MS			2000		/* once one bootstrap relay answered a phase in full, the others get as long again as it took plus this, ms */
 #define FOLLOW_MAX_FOLLOWS		10000		/* "p" tags taken from one root's kind 3 */
 #define FOLLOW_MAX_ROOTS		64		/* roots in follow.roots */
 #define FOLLOW_MAX_LISTENERS		4		/* parts told when the follow set changes */
