@@ -216,14 +216,19 @@ status_json(struct app *app)
 
 /*
  * Idle: the follow graph resolved (every root's kind 3 and the followed
- * authors' lists asked and answered), no drain step in flight and every
- * followed author's every cursor complete or recorded incomplete. Jobs and
- * the inbox add their own tests here as they land.
+ * authors' lists asked and answered), no drain step in flight, every
+ * followed author's every cursor complete or recorded incomplete, and no
+ * batch left open in ingest: what the planners wrote joins that batch
+ * (follows, cursors), so until it commits a reader of the database would
+ * not see what idle promises. Jobs and the inbox add their own tests here
+ * as they land.
  */
 bool
 app_idle(const struct app *app)
 {
 	if (app->follow != NULL && !follow_resolved(app->follow))
+		return false;
+	if (app->ingest != NULL && ingest_tx_open(app->ingest))
 		return false;
 	if (app->drain != NULL && !drain_idle(app->drain))
 		return false;
