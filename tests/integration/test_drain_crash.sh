@@ -11,10 +11,10 @@
 # The count does not depend on the machine's speed. A kill's moment is
 # chosen in drain progress, not in time: once the run committed a batch and
 # stored a random 100 to 800 new events (committed or not), so every run
-# moves the drain on by a few pages (a drain is ~195 pages, ~20 to 30
-# runs). Should a drain finish before 20 kills landed in it anyway, the
-# kills go on with a fresh state directory, i.e. a new drain, until they
-# did; the final checks judge the last one.
+# moves the drain on by a few pages (a drain of ~19,000 events and ~195
+# pages lasted 50 runs here). Should a drain finish before 20 kills landed
+# in it anyway, the kills go on with a fresh state directory, i.e. a new
+# drain, until they did; the final checks judge the last one.
 . "$(dirname "$0")/lib.sh"
 use_relaysim
 KILLS=${CACHEBOX_CRASH_KILLS:-20}	# kills wanted with a drain under way
