@@ -11,6 +11,16 @@
 #define EVENT_MAX_BYTES_CEILING		(1024 * 1024)	/* bytes of event JSON */
 #define EVENT_MAX_TAGS			4096		/* tags per event */
 #define EVENT_MAX_TAG_ITEMS		64		/* strings per tag */
+/*
+ * What parsing one event may allocate is bounded by its values, not by
+ * EVENT_MAX_TAGS x EVENT_MAX_TAG_ITEMS (262,144 strings, ~30 MiB of cJSON
+ * nodes): the text is counted (core/jsonscan.h) before cJSON sees it.
+ * 24,576 values hold the largest lists met in practice (4,096 tags of
+ * ["p", key, relay, petname] are 20,500) and cost at most ~3 MiB of nodes
+ * (tests/bench/event_worst.c).
+ */
+#define EVENT_MAX_JSON_VALUES		24576		/* values in one event (strings, member names, numbers, arrays, ...) */
+#define EVENT_MAX_JSON_DEPTH		16		/* nesting of arrays and objects in one event (NIP-01 needs 3) */
 #define EVENT_MAX_FUTURE_S		(15 * 60)	/* created_at ahead of now, seconds */
 #define EVENT_SERIAL_MAX_BYTES		(2 * EVENT_MAX_BYTES_CEILING)	/* bytes of a canonical serialization (escapes may grow it) */
 #define EVENT_PUBKEY_CACHE_SLOTS	512		/* parsed public keys kept for verification (96 bytes each) */
@@ -34,6 +44,8 @@
 #define NIP11_MAX_STRING		128		/* bytes kept of name/software/version */
 #define NIP11_MAX_NIPS			128		/* supported_nips entries kept */
 #define NIP11_MAX_NIP_NUMBER		65535		/* largest NIP number believed */
+#define NIP11_MAX_JSON_VALUES		8192		/* values in one document, counted before parsing */
+#define NIP11_MAX_JSON_DEPTH		16		/* nesting in one document */
 
 /* Configuration. */
 #define CONFIG_MAX_VALUE		4096		/* bytes of one value */
@@ -129,6 +141,8 @@
 #define RELAY_SUBID_MAX			64		/* bytes of a subscription id (NIP-01) */
 #define RELAY_COUNT_MAX			9007199254740992LL /* largest COUNT (NIP-45) believed: 2^53, exact in JSON */
 #define RELAY_MSG_MAX_FILTERS		16		/* filters in one REQ or COUNT */
+#define RELAY_MSG_MAX_VALUES		(EVENT_MAX_JSON_VALUES + 16)	/* values in one relay frame: an event and its envelope */
+#define RELAY_MSG_MAX_DEPTH		(EVENT_MAX_JSON_DEPTH + 1)	/* nesting in one relay frame */
 #define RELAY_CHALLENGE_MAX		512		/* bytes of a NIP-42 challenge we answer */
 #define RELAY_REASON_MAX		256		/* bytes of a relay's message kept as last_error */
 #define RELAY_BACKOFF_BASE_MS		1000		/* first reconnect delay, ms */
@@ -144,6 +158,23 @@
 #define RELAY_OK_TIMEOUT_MS		30000		/* an EVENT with no OK after this is failed, ms */
 #define RELAY_NIP11_REFRESH_MS		(6 * 3600 * 1000) /* a NIP-11 document is read again after, ms */
 #define RELAY_NIP11_WAIT_MS		3000		/* first REQs held for a NIP-11 fetch in flight, ms */
+/*
+ * A relay whose input is mostly invalid (bad ids or signatures, malformed
+ * or oversized frames) is cut off and kept away, so a flood costs a
+ * bounded number of signature checks: at most RELAY_INVALID_CUT per
+ * connection, then a wait of at least RELAY_INVALID_BACKOFF_MS (doubling
+ * per cut) -- about 0.1 % of a core on a Pi-class board, where one failed
+ * check is ~0.2 ms, instead of half a core for as long as the flood
+ * lasts. 200 in 10 s is 20 a second, far above what an honest relay sends
+ * even when it serves other people's broken events; and the share rule
+ * keeps a fast relay whose junk is a minority of a big page connected
+ * (its bad events are dropped one by one, as before).
+ */
+#define RELAY_INVALID_WINDOW_MS		10000		/* invalid input of one relay is counted per window of, ms */
+#define RELAY_INVALID_CUT		200		/* invalid events and frames in one window that cut the connection... */
+#define RELAY_INVALID_CUT_SHARE_PCT	50		/* ...when they are at least this share of its messages in it, percent */
+#define RELAY_INVALID_BACKOFF_MS	60000		/* least reconnect delay after such a cut, doubled per cut (capped like any backoff), ms */
+#define RELAY_INVALID_FORGIVE_MS	(60 * 60 * 1000) /* a relay not cut for this long starts again at the first delay, ms */
 
 /* Ingest and the store's table families (src/sync/ingest.c, src/store). */
 #define INGEST_RECENT_IDS		4096		/* ids remembered in memory for dedup (power of two) */
@@ -195,6 +226,7 @@
 #define FOLLOW_REFRESH_MS		(10 * 60 * 1000) /* follow graph read again after, ms */
 #define FOLLOW_META_OVERLAP_S		600		/* a refresh asks kept authors for kinds 0 and 10002 since the last one less this, s */
 #define FOLLOW_FETCH_TIMEOUT_MS		30000		/* a follow-list request without EOSE is given up after, ms */
+#define FOLLOW_GRACE_MS			2000		/* once one bootstrap relay answered a phase in full, the others get as long again as it took plus this, ms */
 #define FOLLOW_MAX_FOLLOWS		10000		/* "p" tags taken from one root's kind 3 */
 #define FOLLOW_MAX_ROOTS		64		/* roots in follow.roots */
 #define FOLLOW_MAX_LISTENERS		4		/* parts told when the follow set changes */

@@ -49,6 +49,7 @@ enum ws_state {
 #define WS_CODE_GOING_AWAY	1001
 #define WS_CODE_PROTOCOL	1002
 #define WS_CODE_ABNORMAL	1006	/* never sent: connection lost */
+#define WS_CODE_POLICY		1008	/* the peer broke a rule of ours */
 #define WS_CODE_TOO_BIG		1009
 
 /* Length of Sec-WebSocket-Accept / base64 of a 20-byte SHA-1. */

@@ -1,8 +1,8 @@
 /*
  * event.c — owns the NIP-01 event: strict parse, canonical serialization,
  * id, BIP-340 verification and signing. It must never trust a field it has
- * not checked, never allocate for input longer than the caller's limit,
- * and never serialize through cJSON's printer: cJSON escapes differently
+ * not checked, never allocate for input longer than the caller's limit
+ * or holding more than EVENT_MAX_JSON_VALUES values, and never serialize through cJSON's printer: cJSON escapes differently
  * from NIP-01 (it writes \u00XX for some bytes NIP-01 keeps verbatim), and
  * the id is a hash of exact bytes.
  */
@@ -16,6 +16,7 @@
 
 #include "core/hex.h"
 #include "core/json.h"
+#include "core/jsonscan.h"
 #include "core/limits.h"
 #include "nostr/event.h"
 #include "nostr/key.h"
@@ -255,6 +256,10 @@ event_parse(struct event *ev, const char *text, size_t len, size_t max_bytes)
 
 	event_init(ev);
 	if (len > max_bytes)
+		return EVENT_TOO_LARGE;
+	/* Values, not bytes, size cJSON's tree: count them before it. */
+	if (jsonscan_check(text, len, EVENT_MAX_JSON_VALUES,
+	    EVENT_MAX_JSON_DEPTH, NULL) != JSONSCAN_OK)
 		return EVENT_TOO_LARGE;
 	obj = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (obj == NULL)

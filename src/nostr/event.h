@@ -96,8 +96,9 @@ void	event_free(struct event *);
 
 /*
  * Parse event JSON text[0..len). len is checked against max_bytes (the
- * caller passes limits.max_event_bytes) before anything is parsed or
- * allocated. EVENT_OK with ev filled (caller calls event_free), or a
+ * caller passes limits.max_event_bytes), and the values and nesting of the
+ * text against EVENT_MAX_JSON_VALUES and EVENT_MAX_JSON_DEPTH, before
+ * anything is parsed or allocated (EVENT_TOO_LARGE either way). EVENT_OK with ev filled (caller calls event_free), or a
  * reason with nothing owned by ev (ev->id_ok tells whether ev->id holds
  * the event's id for reporting). Checks form only, not id or signature.
  */

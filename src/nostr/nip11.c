@@ -14,6 +14,8 @@
 #include <cjson/cJSON.h>
 
 #include "core/json.h"
+#include "core/jsonscan.h"
+#include "core/limits.h"
 #include "nostr/nip11.h"
 
 enum nip11_ftype {
@@ -174,6 +176,12 @@ nip11_parse(const char *doc, size_t len, struct nip11_info *info, char *err,
 	memset(info, 0, sizeof(*info));
 	if (len > NIP11_MAX_DOC_BYTES) {
 		set_err(err, errlen, "relay information document too large");
+		return -1;
+	}
+	if (jsonscan_check(doc, len, NIP11_MAX_JSON_VALUES,
+	    NIP11_MAX_JSON_DEPTH, NULL) != JSONSCAN_OK) {
+		set_err(err, errlen, "relay information document holds too "
+		    "many values");
 		return -1;
 	}
 	if ((root = cJSON_ParseWithLength(doc, len)) == NULL) {

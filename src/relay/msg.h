@@ -53,6 +53,7 @@ enum relay_msg_err {
 	RELAY_MSG_ERR_FIELD,		/* an element of the wrong JSON type */
 	RELAY_MSG_ERR_EVENT_ID,		/* OK's event id is not 64 lowercase hex */
 	RELAY_MSG_ERR_NOMEM,
+	RELAY_MSG_ERR_VALUES,		/* over RELAY_MSG_MAX_VALUES or _DEPTH, not parsed */
 	RELAY_MSG_ERR_COUNT
 };
 
@@ -109,8 +110,9 @@ struct relay_msg {
 
 /*
  * Parse frame[0..len) (need not be NUL-terminated; it is not kept except
- * through event_raw). len is checked against max_bytes before anything is
- * parsed. RELAY_MSG_PARSED with msg filled (the caller calls
+ * through event_raw). len is checked against max_bytes, and the frame's
+ * values and nesting against RELAY_MSG_MAX_VALUES and RELAY_MSG_MAX_DEPTH,
+ * before anything is parsed or allocated. RELAY_MSG_PARSED with msg filled (the caller calls
  * relay_msg_free), or an error with msg owning nothing.
  */
 enum relay_msg_err relay_msg_parse(struct relay_msg *msg, const char *frame,

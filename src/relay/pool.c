@@ -220,7 +220,7 @@ pool_sub_resent(const struct pool_sub *s)
 void
 pool_sub_note_invalid(struct pool_sub *s)
 {
-	s->relay->stats.invalid++;
+	relay_note_invalid(s->relay);
 }
 
 /* The "id" of event JSON text into id. 0 or -1. */
@@ -419,6 +419,7 @@ pool_info_fill(const struct relay *r, struct pool_relay_info *info)
 	info->auth = r->stats.auth;
 	info->invalid = r->stats.invalid;
 	info->dropped = r->stats.dropped;
+	info->cut_invalid = r->cut_invalid;
 	info->max_limit = r->max_limit;
 	info->max_subscriptions = r->max_subscriptions;
 	info->authenticated = r->auth == RELAY_AUTH_OK;

@@ -18,8 +18,10 @@
  * idempotent because its `until` does not move until EOSE.
  *
  * The pool never decides what an event is worth: it hands the raw event
- * to on_event and counts; ingest verifies and reports failures back with
- * pool_relay_note_invalid(). It never frees a subscription or a relay
+ * to on_event and counts; ingest verifies and the planner reports failures
+ * back with pool_sub_note_invalid(). What to do about a relay whose input
+ * is mostly invalid is the pool's: it cuts the connection and backs off
+ * (relay.h, RELAY_INVALID_* in limits.h). It never frees a subscription or a relay
  * inside one of its callbacks: both are marked and reaped by a loop hook.
  */
 #ifndef CACHEBOX_RELAY_POOL_H
@@ -101,6 +103,7 @@ struct pool_relay_info {
 	size_t		 subs_queued;
 	uint64_t	 events, bytes_in, reqs, eose, notices, closed, auth,
 			 invalid, dropped;
+	uint64_t	 cut_invalid;	/* connections cut for invalid input */
 	int64_t		 max_limit;	/* NIP-11, 0 when unknown */
 	int64_t		 max_subscriptions;
 	bool		 authenticated;
@@ -163,7 +166,12 @@ int		 pool_publish(struct pool *, const char *url,
 void		 pool_set_pace(struct pool *, uint32_t pace_ms);
 /* Longest reconnect delay from now on (relay.backoff_max_ms); 0 = default. */
 void		 pool_set_backoff_cap(struct pool *, uint32_t cap_ms);
-/* Ingest found an event from sub's relay invalid (bad id or sig): count it. */
+/*
+ * Ingest found an event from sub's relay invalid (bad id or sig, malformed):
+ * count it; a relay whose input is mostly invalid is cut off and backed
+ * off (the sub is queued again, as after any lost connection). Safe inside
+ * the sub's callbacks.
+ */
 void		 pool_sub_note_invalid(struct pool_sub *);
 /* Write every relay's counter deltas to the store now, in one transaction. */
 int		 pool_flush(struct pool *);

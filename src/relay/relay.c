@@ -10,7 +10,8 @@
  * relays `dead` and a connection let go of is muted and parked in
  * ws_spent; relay_tick / the pool hook reap them, and relay_free releases
  * whatever is still held, synchronously. It never verifies events (ingest
- * does) and never blocks.
+ * does, and says so through pool_sub_note_invalid) and never blocks; it
+ * owns the consequence: a relay whose input is mostly invalid is cut off.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,31 +294,42 @@ relay_publish(struct relay *r, struct relay_pub *p)
 	return 0;
 }
 
-/*
- * The connection is gone (error, close, dead peer). Sent subscriptions go
- * back to the queue in place, publishes fail (the caller owns retrying),
- * and a reconnect is scheduled after an exponential delay with jitter.
- */
-static void relay_lost(struct relay *r, const char *why);
-
 static uint64_t
-relay_backoff_ms(const struct relay *r)
+relay_backoff_cap(const struct relay *r)
 {
 	const struct pool_opts	*o = &r->pool->opts;
-	uint64_t		 base, cap, d;
-	uint32_t		 rnd = 0;
-	unsigned		 i;
 
-	base = o->backoff_base_ms ? o->backoff_base_ms : RELAY_BACKOFF_BASE_MS;
-	cap = o->backoff_cap_ms ? o->backoff_cap_ms : RELAY_BACKOFF_CAP_MS;
-	d = base;
-	for (i = 1; i < r->failures && d < cap; i++)
+	return o->backoff_cap_ms ? o->backoff_cap_ms : RELAY_BACKOFF_CAP_MS;
+}
+
+/* base doubled n - 1 times, at most cap. */
+static uint64_t
+relay_doubled(uint64_t base, uint32_t n, uint64_t cap)
+{
+	uint64_t	d = base;
+	uint32_t	i;
+
+	for (i = 1; i < n && d < cap; i++)
 		d *= 2;
-	if (d > cap)
-		d = cap;
+	return d > cap ? cap : d;
+}
+
+/* The delay before the next attempt: at least floor_ms (capped too). */
+static uint64_t
+relay_backoff_ms(const struct relay *r, uint64_t floor_ms)
+{
+	const struct pool_opts	*o = &r->pool->opts;
+	uint64_t		 d, cap = relay_backoff_cap(r);
+	uint32_t		 rnd = 0;
+
+	d = relay_doubled(o->backoff_base_ms ? o->backoff_base_ms :
+	    RELAY_BACKOFF_BASE_MS, r->failures, cap);
 	/* Full delay halved plus up to half at random, so relays spread. */
 	(void)tls_random(&rnd, sizeof(rnd));
-	return d / 2 + (d / 2 ? rnd % (d / 2 + 1) : 0);
+	d = d / 2 + (d / 2 ? rnd % (d / 2 + 1) : 0);
+	if (floor_ms > cap)
+		floor_ms = cap;
+	return d < floor_ms ? floor_ms : d;
 }
 
 static void
@@ -330,8 +342,14 @@ relay_retry_timer(struct loop *l, void *arg)
 	relay_connect(r);
 }
 
+/*
+ * The connection is gone (error, close, dead peer, cut off). Sent
+ * subscriptions go back to the queue in place, publishes fail (the caller
+ * owns retrying), and a reconnect is scheduled after an exponential delay
+ * with jitter, at least floor_ms.
+ */
 static void
-relay_lost(struct relay *r, const char *why)
+relay_lose(struct relay *r, const char *why, uint64_t floor_ms)
 {
 	struct pool_sub		*s;
 	struct relay_pub	*p;
@@ -352,11 +370,72 @@ relay_lost(struct relay *r, const char *why)
 	r->auth = RELAY_AUTH_NONE;
 	r->challenge[0] = '\0';
 	r->failures++;
-	delay = relay_backoff_ms(r);
+	delay = relay_backoff_ms(r, floor_ms);
 	r->backoff_until_ms = relay_now(r) + delay;
 	relay_set_state(r, RELAY_BACKOFF, why);
 	r->retry_timer = loop_timer_add(r->pool->loop, delay,
 	    relay_retry_timer, r);
+}
+
+static void
+relay_lost(struct relay *r, const char *why)
+{
+	relay_lose(r, why, 0);
+}
+
+/* Start a new invalid-input window when the current one is over. */
+static void
+relay_window(struct relay *r, uint64_t now)
+{
+	if (r->inv_window_ms == 0 ||
+	    now - r->inv_window_ms >= RELAY_INVALID_WINDOW_MS) {
+		r->inv_window_ms = now;
+		r->inv_count = 0;
+		r->inv_msgs = 0;
+	}
+}
+
+/*
+ * Drop a relay whose input is mostly invalid: a close frame saying why,
+ * then the usual loss (subscriptions queued again, publishes failed) with
+ * a delay of at least RELAY_INVALID_BACKOFF_MS doubled per cut; a relay
+ * not cut for RELAY_INVALID_FORGIVE_MS starts again at the first delay.
+ */
+static void
+relay_cut(struct relay *r)
+{
+	static struct log_rl	 rl;
+	uint64_t		 now = relay_now(r);
+	char			 why[RELAY_REASON_MAX];
+
+	if (r->cut_strikes > 0 && now - r->last_cut_ms >=
+	    RELAY_INVALID_FORGIVE_MS)
+		r->cut_strikes = 0;
+	r->cut_strikes++;
+	r->cut_invalid++;
+	r->last_cut_ms = now;
+	snprintf(why, sizeof(why), "cut off: %u invalid events or frames of "
+	    "%u messages in %u s", r->inv_count, r->inv_msgs,
+	    RELAY_INVALID_WINDOW_MS / 1000);
+	log_rl(&rl, LOG_LEVEL_WARN, "relay %s: %s (cut %u)", r->url, why,
+	    r->cut_strikes);
+	r->inv_window_ms = 0;
+	if (r->ws != NULL)
+		ws_close(r->ws, WS_CODE_POLICY, "too many invalid events");
+	relay_lose(r, why, relay_doubled(RELAY_INVALID_BACKOFF_MS,
+	    r->cut_strikes, relay_backoff_cap(r)));
+}
+
+void
+relay_note_invalid(struct relay *r)
+{
+	r->stats.invalid++;
+	if (r->state != RELAY_OPEN || r->ws == NULL)
+		return;
+	relay_window(r, relay_now(r));
+	if (++r->inv_count >= RELAY_INVALID_CUT && (uint64_t)r->inv_count *
+	    100 >= (uint64_t)r->inv_msgs * RELAY_INVALID_CUT_SHARE_PCT)
+		relay_cut(r);
 }
 
 static void
@@ -567,7 +646,7 @@ static void
 on_auth(struct relay *r, struct relay_msg *m)
 {
 	if (m->text_len == 0 || m->text_len > RELAY_CHALLENGE_MAX) {
-		r->stats.invalid++;
+		relay_note_invalid(r);
 		return;
 	}
 	memcpy(r->challenge, m->text, m->text_len + 1);
@@ -596,11 +675,13 @@ relay_on_message(struct ws_conn *ws, const char *text, size_t len, void *arg)
 	(void)ws;
 	r->last_rx_ms = relay_now(r);
 	r->stats.bytes_in += len;
+	relay_window(r, r->last_rx_ms);
+	r->inv_msgs++;
 	if ((e = relay_msg_parse(&m, text, len, max ? max :
 	    WS_MAX_MSG_BYTES_DEFAULT)) != RELAY_MSG_PARSED) {
-		r->stats.invalid++;
 		log_rl(&rl, LOG_LEVEL_WARN, "relay %s: bad message: %s", r->url,
 		    relay_msg_err_str(e));
+		relay_note_invalid(r);
 		return;
 	}
 	switch (m.type) {

@@ -12,6 +12,11 @@
  *   backoff -> resolving ... (again, after the delay) <-----------'
  *   any -> disabled (removed), failed (a URL that can never work)
  *
+ * open -> backoff also when the relay's input is mostly invalid
+ * (relay_note_invalid): the connection is cut with close code 1008 and
+ * the next attempt waits at least RELAY_INVALID_BACKOFF_MS, doubling with
+ * each cut; last_error says why.
+ *
  * resolving is skipped for an IP literal and tls for ws://. Each opening
  * step is reported by the WebSocket layer's on_stage callback, so every
  * state a connection passes through is logged and stored.
@@ -110,6 +115,13 @@ struct relay {
 	uint64_t		 ratelimit_until_ms;
 	uint32_t		 ratelimit_strikes;
 	char			 last_error[RELAY_REASON_MAX + 1];
+	/* invalid input: the window counted now and the cuts it caused */
+	uint64_t		 inv_window_ms;	/* start of the window; 0: none */
+	uint32_t		 inv_count;	/* invalid events and frames in it */
+	uint32_t		 inv_msgs;	/* messages in it */
+	uint32_t		 cut_strikes;	/* cuts since last forgiven */
+	uint64_t		 last_cut_ms;	/* monotonic, the last cut */
+	uint64_t		 cut_invalid;	/* cuts since start */
 	/* NIP-42 */
 	enum relay_auth		 auth;
 	char			 challenge[RELAY_CHALLENGE_MAX + 1];
@@ -166,6 +178,13 @@ void		 relay_disable(struct relay *);
 void		 relay_tick(struct relay *);
 /* Send whatever queued REQs the cap, pacing and rate limit allow. */
 void		 relay_pump(struct relay *);
+/*
+ * Count one invalid event or frame from r; when the window holds
+ * RELAY_INVALID_CUT of them and they are RELAY_INVALID_CUT_SHARE_PCT of
+ * its messages, the connection is cut and backed off longer. Safe inside
+ * the relay's own callbacks (the connection is muted, reaped later).
+ */
+void		 relay_note_invalid(struct relay *);
 /* Close a sub (CLOSE on the wire if it was sent) and mark it dead. */
 void		 relay_sub_close(struct pool_sub *);
 /* Send a publish frame now. 0, or -1 (nothing queued). */

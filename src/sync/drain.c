@@ -520,6 +520,8 @@ step_start(struct drelay *dr, const struct pick *p)
 		free(s);
 		return -1;
 	}
+	log_debug("drain: %s: step %s for %.16s until %lld", dr->url,
+	    pool_sub_id(s->sub), s->pkhex, (long long)s->page.until);
 	s->last_ms = loop_now_ms(d->loop);
 	s->timer = loop_timer_add(d->loop, DRAIN_STEP_TIMEOUT_MS, step_timeout,
 	    s);

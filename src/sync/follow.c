@@ -14,6 +14,20 @@
  * Every event goes through ingest; a new kind 10002 (from here or any
  * other planner, via follow_note) replaces its author's relay list.
  *
+ * A phase does not wait for the slowest relay. It ends when every request
+ * of it ended (EOSE, refusal or timeout), or FOLLOW_GRACE_MS plus as long
+ * again as the first relay to answer all of its requests took, counted
+ * from that answer, whichever comes first; a relay that connects and never
+ * answers (or is down) would otherwise hold the follow set, and with it
+ * every drain, for FOLLOW_FETCH_TIMEOUT_MS. The requests still open when
+ * a phase goes on are kept ("late"): they run to their own EOSE or
+ * timeout, and what they bring is merged the way any later event is --
+ * through ingest into the store, a new kind 10002 through follow_note, a
+ * root's new kind 3 by a refresh (follow_note asks for one). When no
+ * relay answers, the phase waits for every request to end, as before.
+ * follow_resolved() stays false while late requests are open, so
+ * --exit-when-idle never leaves before they ended.
+ *
  * It must never drop a follow row (unfollowed authors turn stale) and
  * never call a listener from inside a relay callback (a zero timer does).
  */
@@ -58,6 +72,15 @@ struct fetch {
 	struct filter		 f[SYNC_FILTERS_PER_SUB];
 	size_t			 nf;
 	uint64_t		 timer;
+	unsigned		 gen;		/* the phase that opened it */
+	size_t			 relay;		/* index into the phase's relays */
+};
+
+/* One bootstrap relay in the current phase. */
+struct phase_relay {
+	size_t			 open;		/* its requests not ended */
+	bool			 failed;	/* one ended without EOSE */
+	bool			 left;		/* the phase went on without it */
 };
 TAILQ_HEAD(fetch_list, fetch);
 
@@ -74,7 +97,14 @@ struct follow {
 	const struct config	*cfg;
 	enum follow_phase	 phase;
 	struct fetch_list	 fetches;
-	size_t			 pending;	/* fetches not ended */
+	size_t			 pending;	/* fetches of this phase not ended */
+	size_t			 late;		/* of earlier phases, still open */
+	unsigned		 gen;		/* bumped when a phase begins or goes on */
+	struct phase_relay	*prel;		/* this phase's relays, by index */
+	size_t			 nprel;
+	uint64_t		 phase_ms;	/* monotonic, when the phase began */
+	bool			 answered;	/* a relay answered it in full */
+	uint64_t		 grace_timer;
 	uint8_t			 roots[FOLLOW_MAX_ROOTS][32];
 	size_t			 nroots;
 	bool			 ever_resolved;
@@ -132,16 +162,102 @@ fetch_free(struct fetch *fe)
 	free(fe);
 }
 
-/* One request ended, however: when the last of a phase ends, advance. */
 static void
-fetch_end(struct fetch *fe)
+advance_soon(struct follow *fg)
 {
-	struct follow	*fg = fe->fg;
-
-	fetch_free(fe);
-	if (fg->pending > 0 && --fg->pending == 0 && fg->advance_timer == 0)
+	if (fg->advance_timer == 0)
 		fg->advance_timer = loop_timer_add(fg->loop, 0, follow_advance,
 		    fg);
+}
+
+/* A new phase: no relay has answered it yet. */
+static void
+phase_begin(struct follow *fg, enum follow_phase p)
+{
+	follow_set_phase(fg, p);
+	fg->gen++;
+	free(fg->prel);
+	fg->prel = NULL;
+	fg->nprel = 0;
+	fg->answered = false;
+	fg->phase_ms = loop_now_ms(fg->loop);
+	if (fg->grace_timer != 0) {
+		loop_timer_cancel(fg->loop, fg->grace_timer);
+		fg->grace_timer = 0;
+	}
+}
+
+/*
+ * The grace after the first full answer is over: the requests still open
+ * become late ones and the phase goes on with what the store holds.
+ */
+static void
+grace_over(struct loop *l, void *arg)
+{
+	struct follow	*fg = arg;
+	struct fetch	*fe;
+
+	fg->grace_timer = 0;
+	if (fg->pending == 0)
+		return;
+	TAILQ_FOREACH(fe, &fg->fetches, entry) {
+		if (fe->gen != fg->gen || fe->relay >= fg->nprel ||
+		    fg->prel[fe->relay].left || fe->sub == NULL)
+			continue;
+		fg->prel[fe->relay].left = true;
+		log_info("follow: going on without %s: no answer to a list "
+		    "request after %llu ms (merged if it comes)",
+		    pool_sub_url(fe->sub),
+		    (unsigned long long)(loop_now_ms(l) - fg->phase_ms));
+	}
+	fg->late += fg->pending;
+	fg->pending = 0;
+	fg->gen++;
+	advance_soon(fg);
+}
+
+/* The first relay that answered every request of the phase starts the grace. */
+static void
+phase_answered(struct follow *fg)
+{
+	uint64_t	took = loop_now_ms(fg->loop) - fg->phase_ms;
+
+	if (fg->answered)
+		return;
+	fg->answered = true;
+	if (fg->pending > 0 && fg->grace_timer == 0)
+		fg->grace_timer = loop_timer_add(fg->loop,
+		    took + FOLLOW_GRACE_MS, grace_over, fg);
+}
+
+/*
+ * One request ended (answered: by EOSE): when the last of a phase ends,
+ * advance; when it was a relay's last one and all of them were answered,
+ * the grace for the others may start. A late request just goes.
+ */
+static void
+fetch_end(struct fetch *fe, bool answered)
+{
+	struct follow		*fg = fe->fg;
+	struct phase_relay	*pr = NULL;
+
+	if (fe->gen != fg->gen) {
+		fetch_free(fe);
+		if (fg->late > 0)
+			fg->late--;
+		return;
+	}
+	if (fe->relay < fg->nprel)
+		pr = &fg->prel[fe->relay];
+	fetch_free(fe);
+	if (fg->pending > 0 && --fg->pending == 0)
+		advance_soon(fg);
+	if (pr == NULL)
+		return;
+	pr->open--;
+	pr->failed |= !answered;
+	if (pr->open == 0 && !pr->failed)
+		phase_answered(fg);
 }
 
 static void
@@ -162,7 +278,7 @@ static void
 fetch_on_eose(struct pool_sub *s, void *arg)
 {
 	(void)s;
-	fetch_end(arg);
+	fetch_end(arg, true);
 }
 
 static void
@@ -175,7 +291,7 @@ fetch_on_closed(struct pool_sub *s, enum relay_reason reason,
 	log_info("follow: %s closed a list request: %s", pool_sub_url(s),
 	    message != NULL ? message : "");
 	fe->sub = NULL;		/* the handle dies with this callback */
-	fetch_end(fe);
+	fetch_end(fe, false);
 }
 
 static void
@@ -187,7 +303,7 @@ fetch_timeout(struct loop *l, void *arg)
 	fe->timer = 0;
 	log_info("follow: %s gave no EOSE for a list request in %d ms",
 	    pool_sub_url(fe->sub), FOLLOW_FETCH_TIMEOUT_MS);
-	fetch_end(fe);
+	fetch_end(fe, false);
 }
 
 static const struct pool_sub_cbs fetch_cbs = {
@@ -209,6 +325,19 @@ fetch_start(struct follow *fg, const uint8_t (*authors)[32], size_t n,
 	int		 nf;
 
 	nurls = sync_urls_parse(config_get(fg->cfg, "relays.bootstrap"), &urls);
+	if (nurls > fg->nprel) {
+		struct phase_relay	*grown;
+
+		if ((grown = realloc(fg->prel, nurls * sizeof(*grown))) ==
+		    NULL) {
+			sync_urls_free(urls, nurls);
+			return 0;
+		}
+		memset(grown + fg->nprel, 0, (nurls - fg->nprel) *
+		    sizeof(*grown));
+		fg->prel = grown;
+		fg->nprel = nurls;
+	}
 	for (i = 0; i < nurls; i++) {
 		if (pool_relay_find(fg->pool, urls[i]) == NULL &&
 		    pool_relay_add(fg->pool, urls[i], RELAY_ROLE_BOOTSTRAP) ==
@@ -225,6 +354,8 @@ fetch_start(struct follow *fg, const uint8_t (*authors)[32], size_t n,
 			}
 			fe->nf = (size_t)nf;
 			fe->fg = fg;
+			fe->gen = fg->gen;
+			fe->relay = i;
 			TAILQ_INSERT_TAIL(&fg->fetches, fe, entry);
 			fe->sub = pool_sub_open(fg->pool, urls[i], fe->f,
 			    fe->nf, &fetch_cbs, fe);
@@ -235,6 +366,7 @@ fetch_start(struct follow *fg, const uint8_t (*authors)[32], size_t n,
 			fe->timer = loop_timer_add(fg->loop,
 			    FOLLOW_FETCH_TIMEOUT_MS, fetch_timeout, fe);
 			fg->pending++;
+			fg->prel[i].open++;
 			opened++;
 		}
 	}
@@ -356,7 +488,7 @@ follow_sync_set(struct follow *fg)
 	nkept = kept != NULL ? pk_minus(kept, npost, post, fresh) : 0;
 	free(prev);
 	notify_soon(fg);
-	follow_set_phase(fg, FOLLOW_META);
+	phase_begin(fg, FOLLOW_META);
 	if (fresh > 0)
 		fetch_start(fg, (const uint8_t (*)[32])post, fresh, kinds, 2, -1);
 	if (nkept > 0 && fg->meta_at > 0)
@@ -442,6 +574,9 @@ follow_free(struct follow *fg)
 		loop_timer_cancel(fg->loop, fg->notify_timer);
 	if (fg->advance_timer != 0)
 		loop_timer_cancel(fg->loop, fg->advance_timer);
+	if (fg->grace_timer != 0)
+		loop_timer_cancel(fg->loop, fg->grace_timer);
+	free(fg->prel);
 	free(fg);
 }
 
@@ -477,13 +612,12 @@ follow_refresh(struct follow *fg)
 		fg->refresh_timer = 0;
 	}
 	roots_parse(fg);
-	follow_set_phase(fg, FOLLOW_ROOTS);
+	phase_begin(fg, FOLLOW_ROOTS);
 	if (fg->nroots > 0)
 		fetch_start(fg, (const uint8_t (*)[32])fg->roots, fg->nroots,
 		    kinds, 1, -1);
-	if (fg->pending == 0 && fg->advance_timer == 0)
-		fg->advance_timer = loop_timer_add(fg->loop, 0, follow_advance,
-		    fg);
+	if (fg->pending == 0)
+		advance_soon(fg);
 }
 
 static bool
@@ -535,6 +669,6 @@ bool
 follow_resolved(const struct follow *fg)
 {
 	return fg->phase == FOLLOW_RESOLVED && fg->pending == 0 &&
-	    !fg->refresh_wanted && fg->advance_timer == 0 &&
+	    fg->late == 0 && !fg->refresh_wanted && fg->advance_timer == 0 &&
 	    fg->notify_timer == 0;
 }

@@ -60,7 +60,8 @@ void		 follow_note(struct follow *, enum ingest_result,
 /*
  * True once every root's kind 3 and the followed authors' lists have been
  * asked of every bootstrap relay and each request ended (EOSE, refusal or
- * timeout), and no refresh is under way.
+ * timeout; also those a phase went on without, see follow.c), and no
+ * refresh is under way.
  */
 bool		 follow_resolved(const struct follow *);
 

@@ -30,6 +30,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/hex.h"
+#include "core/jsonscan.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -613,7 +614,8 @@ ingest_event_json(struct ingest *ing, const char *text, size_t len,
 	cJSON	*obj;
 
 	ing->stats.received++;
-	if (len > ing->max_event_bytes) {
+	if (len > ing->max_event_bytes || jsonscan_check(text, len,
+	    EVENT_MAX_JSON_VALUES, EVENT_MAX_JSON_DEPTH, NULL) != JSONSCAN_OK) {
 		ing->stats.too_large++;
 		return INGEST_TOO_LARGE;
 	}

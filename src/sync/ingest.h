@@ -43,7 +43,8 @@ enum ingest_result {
 	INGEST_INVALID,		/* malformed, bad id, bad signature, future,
 				 * or a copy of a stored id claiming another
 				 * author, time or kind */
-	INGEST_TOO_LARGE,	/* over limits.max_event_bytes */
+	INGEST_TOO_LARGE,	/* over limits.max_event_bytes, or (text only)
+				 * over EVENT_MAX_JSON_VALUES / _DEPTH */
 	INGEST_UNREQUESTED,	/* matches no filter of its subscription */
 	INGEST_ERROR,		/* the store failed; the event was not kept */
 };

@@ -260,6 +260,10 @@ static const struct { const char *name, *help; } metric_help[] = {
 	{ "cachebox_ingest_lost_batches",
 	    "Batches whose commit failed (their events are asked again)." },
 	{ "cachebox_relay_events", "Events received from a relay." },
+	{ "cachebox_relay_invalid",
+	    "Invalid events and frames received from a relay." },
+	{ "cachebox_relay_cut_invalid",
+	    "Connections to a relay cut because its input was mostly invalid." },
 	{ "cachebox_relay_state", "1 for the relay's current connection state." },
 };
 

@@ -129,6 +129,8 @@ add_relays_pool(cJSON *list, const struct pool *pool)
 		cJSON_AddNumberToObject(r, "events", (double)info.events);
 		cJSON_AddNumberToObject(r, "reqs", (double)info.reqs);
 		cJSON_AddNumberToObject(r, "invalid", (double)info.invalid);
+		cJSON_AddNumberToObject(r, "cut_invalid",
+		    (double)info.cut_invalid);
 		cJSON_AddNumberToObject(r, "subs_open", (double)info.subs_open);
 		cJSON_AddNumberToObject(r, "subs_queued",
 		    (double)info.subs_queued);

@@ -4,7 +4,9 @@
 //   e.g. node fake_dns.mjs fast.test=127.0.0.1@0 slow.test=127.0.0.1@8000
 //
 // Answers A (an IPv4 ADDR) or AAAA (an IPv6 ADDR) for each NAME after
-// DELAY_MS, counted from the moment that query arrived; the other type of
+// DELAY_MS, counted from the moment that query arrived; DELAY_MS "hold"
+// holds the answers until SIGUSR1 (then every held query is answered and
+// later ones at once; {"released":true} is logged first); the other type of
 // a known name gets an empty NOERROR answer after the same delay; any other
 // name gets NXDOMAIN at once. UDP and TCP (2-byte length prefix) on the same
 // port. Prints {"ready":true,"port":N} once both listen, then one JSON line
@@ -32,10 +34,11 @@ for (let i = 0; i < args.length; i++) {
 		port = Number(args[++i]);
 		continue;
 	}
-	const m = /^([^=]+)=([^@]+)@(\d+)$/.exec(args[i]);
+	const m = /^([^=]+)=([^@]+)@(\d+|hold)$/.exec(args[i]);
 	if (!m || !(isIPv4(m[2]) || isIPv6(m[2])))
 		usage(`bad entry '${args[i]}'`);
-	names.set(m[1].toLowerCase(), { addr: m[2], delay: Number(m[3]) });
+	names.set(m[1].toLowerCase(), { addr: m[2],
+	    delay: m[3] === 'hold' ? null : Number(m[3]) });
 }
 if (names.size === 0)
 	usage('no names');
@@ -116,11 +119,27 @@ function handle(msg, proto, send) {
 	const type = q.type === T_A ? 'A' : q.type === T_AAAA ? 'AAAA' : String(q.type);
 	const entry = names.get(q.name.toLowerCase());
 	log({ q: q.name, type, proto });
-	setTimeout(() => {
+	const answer = () => {
 		log({ a: q.name, type, proto, rcode: entry ? 0 : NXDOMAIN });
 		send(respond(msg, q, entry));
-	}, entry ? entry.delay : 0);
+	};
+	if (entry && entry.delay === null)
+		held.push(answer);
+	else
+		setTimeout(answer, entry ? entry.delay : 0);
 }
+
+// Answers of "hold" names, sent on SIGUSR1.
+let held = [];
+process.on('SIGUSR1', () => {
+	log({ released: true });
+	for (const e of names.values())
+		if (e.delay === null)
+			e.delay = 0;
+	const now = held;
+	held = [];
+	now.forEach((answer) => answer());
+});
 
 function makeUdp() {
 	const s = dgram.createSocket('udp4');

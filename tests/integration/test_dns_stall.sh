@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # test_dns_stall.sh — a slow DNS answer or a black-holed address does not
 # stall the other relays. cacheboxd gets three bootstrap relays: slow.test
-# (a relaysim relay whose name fake_dns.mjs answers only after SLOW_MS),
+# (a relaysim relay whose name fake_dns.mjs holds unanswered until told),
 # fast.test (another relaysim relay, answered at once) and a loopback
 # listener that accepts TCP and never answers the upgrade. dns.servers
 # points c-ares at fake_dns, so neither name resolves any other way.
 #
-# Shown: the fast relay is open and has delivered events while fake_dns
-# has not yet answered slow.test (ordering read off fake_dns' own log, not
-# a clock), within FAST_BOUND_MS of the start, with the slow relay still
-# resolving and the black hole still connecting or upgrading; then the
-# slow relay opens and delivers too once its answer is out, and the black
-# hole never opens. Prints the timings seen.
+# Shown, by the order of events and not by a clock: the fast relay opens
+# and delivers while slow.test is still unanswered (fake_dns answers it
+# only when the test says so, after that), with the slow relay still
+# resolving and the black hole not open; then, once the answer is out, the
+# slow relay opens and delivers too, and the black hole never opens.
+# Prints the timings seen.
 # Exit 77 (skip) when node, python3 or the ws package is missing.
 . "$(dirname "$0")/lib.sh"
 tests=${CACHEBOX_TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -21,8 +21,7 @@ command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 export NODE_PATH=$tests/node_modules
 . "$tests/relaysim/relaysim.sh"
 
-SLOW_MS=8000		# fake_dns holds every answer for slow.test this long
-FAST_BOUND_MS=6000	# the fast relay must have delivered before this
+WAIT_MS=120000		# give up waiting for the fast relay after (a cap, not a bound)
 
 now_ms() { date +%s%3N; }
 
@@ -45,9 +44,10 @@ PIDS+=($!)
 wait_for 10 test -s "$T/hole" || { echo "FAIL: black hole did not listen"; exit 1; }
 hole=ws://127.0.0.1:$(head -n1 "$T/hole")
 
-node "$(dirname "$0")/fake_dns.mjs" slow.test=127.0.0.1@$SLOW_MS \
+node "$(dirname "$0")/fake_dns.mjs" slow.test=127.0.0.1@hold \
     fast.test=127.0.0.1@0 >"$T/dns.log" 2>"$T/dns.err" &
-PIDS+=($!)
+DNSPID=$!
+PIDS+=($DNSPID)
 wait_for 10 grep -q '"ready":true' "$T/dns.log" ||
 	{ echo "FAIL: fake_dns did not start"; cat "$T/dns.err"; exit 1; }
 dnsport=$(head -n1 "$T/dns.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["port"])')
@@ -73,7 +73,7 @@ start_daemon -d "$D" --set dns.servers=127.0.0.1:$dnsport \
     --set backfill.pace_ms=0 --set http.listen=127.0.0.1:0 \
     --set log.level=debug
 
-# Poll until the fast relay is open with events, or the slow answer is out.
+# Poll until the fast relay is open with events; slow.test stays held.
 t_fast=
 while :; do
 	if cboxctl -d "$D" status --json >"$T/s.json" 2>/dev/null; then
@@ -86,10 +86,9 @@ while :; do
 			t_fast=$((t - t0))
 			break
 		fi
-		[ $slow_answered = yes ] && break
 	fi
 	kill -0 "$DPID" 2>/dev/null || break
-	[ $(($(now_ms) - t0)) -gt $((SLOW_MS * 3)) ] && break
+	[ $(($(now_ms) - t0)) -gt $WAIT_MS ] && break
 	sleep 0.1
 done
 cp "$T/s.json" "$T/at_fast.json"
@@ -103,20 +102,22 @@ echo "at ${t_fast:-never} ms: fast events $fast_events, store.events" \
 
 check "fast relay open with events while slow.test was unanswered" \
     test -n "$t_fast" -a "$slow_answered" = no
-check "fast relay delivered within $FAST_BOUND_MS ms (slow answer at $SLOW_MS ms)" \
-    test -n "$t_fast" -a "${t_fast:-99999}" -lt $FAST_BOUND_MS
 check "store.events > 0 by then" test "$store_events" -gt 0
 check "slow.test was asked through dns.servers" asked slow.test
 check "fast.test was asked through dns.servers" asked fast.test
 # "resolving" where the relay reports the DNS stage, else "connecting".
 check "slow relay still resolving then (got $slow_state)" \
     test "$slow_state" = resolving -o "$slow_state" = connecting
-check "black hole still connecting or upgrading then (got $hole_state)" \
-    test "$hole_state" = connecting -o "$hole_state" = upgrading
+# Connecting or upgrading, or in backoff after WS_OPEN_TIMEOUT_MS.
+check "black hole not open then (got $hole_state)" \
+    test "$hole_state" = connecting -o "$hole_state" = upgrading -o \
+    "$hole_state" = backoff
 
 # --- the slow relay catches up ----------------------------------------------------
+kill -USR1 "$DNSPID"
+t_rel=$(($(now_ms) - t0))
 t_slow=
-while [ $(($(now_ms) - t0)) -lt $((SLOW_MS + 30000)) ]; do
+while [ $(($(now_ms) - t0)) -lt $((t_rel + WAIT_MS)) ]; do
 	if cboxctl -d "$D" status --json >"$T/s.json" 2>/dev/null &&
 	    [ "$(relay_get "$T/s.json" slow.test state)" = open ] &&
 	    [ "$(relay_get "$T/s.json" slow.test events)" -gt 0 ]; then
@@ -134,11 +135,15 @@ for d in map(json.loads, open(sys.argv[1])):
               d["type"], d["proto"], d["ms"]))
 PY
 )
-echo "slow relay open with $(relay_get "$T/s.json" slow.test events) events" \
-    "at ${t_slow:-never} ms"
+echo "slow.test released at $t_rel ms; slow relay open with" \
+    "$(relay_get "$T/s.json" slow.test events) events at ${t_slow:-never} ms"
 check "slow relay opens and delivers after its answer" test -n "$t_slow"
-check "slow relay opened no sooner than the DNS delay" \
-    test "${t_slow:-0}" -ge $SLOW_MS
+check "fake_dns answered slow.test only after the release" python3 - "$T/dns.log" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+rel = next(i for i, d in enumerate(rows) if d.get("released"))
+sys.exit(0 if all(i > rel for i, d in enumerate(rows) if d.get("a") == "slow.test") else 1)
+PY
 hole_state=$(relay_get "$T/s.json" 127.0.0.1 state)
 check "black hole never opened (now $hole_state)" test "$hole_state" != open
 check "daemon still running" kill -0 "$DPID"

@@ -78,8 +78,9 @@ check "every relay failed once (warm-up)" wait_for 60 \
     sh -c "test \"\$(grep -c -- '-> backoff' '$T/d.log')\" -ge $NRELAYS"
 start_lost=$(least_lost)
 before=$(quiet 3)
-# Keep sampling (and raising MAX) until every relay cycled CYCLES times.
-end=$((SECONDS + 120))
+# Keep sampling (and raising MAX) until every relay cycled CYCLES times
+# (about 20 s here; the cap only keeps a broken daemon from hanging the test).
+end=$((SECONDS + 400))
 while [ "$(least_lost)" -lt $((start_lost + CYCLES)) ] && [ $SECONDS -lt $end ]; do
 	quiet 1 >/dev/null
 done

@@ -110,6 +110,17 @@ export function parseFaults(rc) {
 		f.oversized.as = f.oversized.spec.as ?? 'event';
 	}
 	f.publish_reject = trig('publish_reject', rc.publish_reject, name, ['reason']);
+	f.silent = trig('silent', rc.silent, name);
+	f.flood = trig('bad_sig_flood', rc.bad_sig_flood, name, ['count']);
+	if (f.flood)
+		f.flood.count = posInt(f.flood.spec.count ?? 1000, `relay ${name}: bad_sig_flood.count`);
+	f.tag_bomb = trig('tag_bomb', rc.tag_bomb, name, ['tags', 'items']);
+	if (f.tag_bomb) {
+		if (!TRIGGER_KEYS.some((k) => k in f.tag_bomb.spec))
+			f.tag_bomb.trigger = new Trigger({ first: 1 }, `${name}:tag_bomb`);
+		f.tag_bomb.tags = posInt(f.tag_bomb.spec.tags ?? 100000, `relay ${name}: tag_bomb.tags`);
+		f.tag_bomb.items = posInt(f.tag_bomb.spec.items ?? 0, `relay ${name}: tag_bomb.items`);
+	}
 	f.slow = { per_page: 0, per_event: 0, before_eose: 0 };
 	if (typeof rc.slow_ms === 'number')
 		f.slow.per_page = rc.slow_ms;

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import fs from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocketServer } from 'ws';
 import { validateEvent } from 'nostr-tools/pure';
@@ -21,7 +21,7 @@ export const RELAY_KEYS = ['name', 'slot', 'port', 'host', 'url_host', 'ipv6', '
     'burst', 'max_limit', 'default_limit', 'max_subscriptions', 'supported_nips', 'nip11',
     'auth', 'auth_pubkeys', 'nip77', 'cap', 'ignore_until', 'drop_mid_page', 'slow_ms',
     'rate_limit', 'no_eose', 'bad_sig', 'wrong_id', 'unrequested', 'malformed_json',
-    'oversized_frame', 'publish_reject', 'read_only'];
+    'oversized_frame', 'publish_reject', 'read_only', 'silent', 'bad_sig_flood', 'tag_bomb'];
 
 const MAX_PAYLOAD = 16 * 1024 * 1024;	// largest frame accepted from a client, bytes
 const FLUSH_EVERY = 200;		// events sent between waits for the socket to drain
@@ -31,7 +31,8 @@ const STAT_NAMES = ['connections', 'connections_open', 'reqs', 'reqs_served', 'c
     'rate_limited', 'auth_required_sent', 'drops', 'no_eose', 'forged_sent',
     'unrequested_sent', 'malformed_sent', 'oversized_sent', 'auth_challenges', 'auth_ok',
     'auth_fail', 'events_received', 'events_accepted', 'events_duplicate',
-    'events_rejected', 'bad_messages', 'max_open_subs', 'stored'];
+    'events_rejected', 'bad_messages', 'max_open_subs', 'stored', 'silent_reqs', 'flood_sent',
+    'tag_bombs_sent'];
 
 function isReplaceable(k) {
 	return k === 0 || k === 3 || (k >= 10000 && k < 20000);
@@ -71,6 +72,8 @@ export class Relay {
 		this.lastReqAt = 0;
 		this.pages = 0;
 		this.oversizedCache = new Map();
+		this.bombCache = new Map();
+		this.floodSeq = 0;
 		this.rng = new Rng(`relay:${rc.name}`);
 		this.resetStats();
 	}
@@ -294,6 +297,10 @@ export class Relay {
 		const sub = { id: subId, filters: msg.slice(2), live: false };
 		conn.subs.set(subId, sub);
 		this.stats.max_open_subs = Math.max(this.stats.max_open_subs, conn.subs.size);
+		if (this.faults.silent && this.faults.silent.trigger.hit()) {
+			this.stats.silent_reqs++;
+			return;
+		}
 		this.servePage(conn, sub).catch((e) => {
 			process.stderr.write(`relaysim ${this.name}: ${e.stack}\n`);
 		});
@@ -343,6 +350,10 @@ export class Relay {
 			await sleep(fl.slow.per_page);
 		if (fl.oversized && fl.oversized.trigger.hit() && alive())
 			this.sendOversized(conn, sub);
+		if (fl.tag_bomb && fl.tag_bomb.trigger.hit() && alive())
+			this.sendTagBomb(conn, sub);
+		if (fl.flood && fl.flood.trigger.hit() && alive())
+			await this.sendFlood(conn, sub, alive);
 		for (let i = 0; i < events.length; i++) {
 			if (!alive())
 				return;
@@ -436,9 +447,7 @@ export class Relay {
 			this.send(conn, JSON.stringify(['NOTICE', 'x'.repeat(Math.max(0, o.bytes - 14))]));
 			return;
 		}
-		const meta = this.world.meta;
-		const want = sub.filters[0].authors?.[0];
-		const author = meta.authors.find((a) => a.pubkey === want) ?? meta.authors[0];
+		const author = this.subAuthor(sub);
 		const key = `${author.pubkey}:${o.bytes}`;
 		if (!this.oversizedCache.has(key)) {
 			const ev = signOne({ kind: 1, created_at: T_END - 1, tags: [],
@@ -446,6 +455,54 @@ export class Relay {
 			this.oversizedCache.set(key, JSON.stringify(ev));
 		}
 		this.send(conn, `["EVENT",${JSON.stringify(sub.id)},${this.oversizedCache.get(key)}]`);
+	}
+
+	// The author a forged or hostile event of this subscription claims: the
+	// first one asked for, else author 0 (with its keys from the meta file).
+	subAuthor(sub) {
+		const meta = this.world.meta;
+		const want = sub.filters[0].authors?.[0];
+		return meta.authors.find((a) => a.pubkey === want) ?? meta.authors[0];
+	}
+
+	// bad_sig_flood: count events matching the subscription's first filter,
+	// each with a correct id (so only a signature check can refuse it) and
+	// a random signature, as fast as the socket takes them.
+	async sendFlood(conn, sub, alive) {
+		const f = sub.filters[0];
+		const pubkey = this.subAuthor(sub).pubkey;
+		const kind = f.kinds?.[0] ?? 1;
+		const at = f.until ?? f.since ?? T_END - 1;
+		const pre = `["EVENT",${JSON.stringify(sub.id)},`;
+		for (let i = 0; i < this.faults.flood.count && alive(); i++) {
+			const content = `flood ${this.name} ${this.floodSeq++}`;
+			const id = createHash('sha256').update(JSON.stringify([0, pubkey, at, kind, [],
+			    content])).digest('hex');
+			const ev = { id, pubkey, created_at: at, kind, tags: [], content,
+			    sig: randomBytes(64).toString('hex') };
+			this.stats.flood_sent++;
+			const frame = pre + JSON.stringify(ev) + ']';
+			if ((i + 1) % FLUSH_EVERY === 0)
+				await this.sendFlushed(conn, frame);
+			else
+				this.send(conn, frame);
+		}
+	}
+
+	// tag_bomb: one validly signed kind 1 event by the subscription's
+	// author with `tags` tags of `items` empty strings each.
+	sendTagBomb(conn, sub) {
+		const b = this.faults.tag_bomb;
+		const author = this.subAuthor(sub);
+		const key = `${author.pubkey}:${b.tags}:${b.items}`;
+		if (!this.bombCache.has(key)) {
+			const tag = new Array(b.items).fill('');
+			const ev = signOne({ kind: 1, created_at: T_END - 2,
+			    tags: new Array(b.tags).fill(tag), content: 'tag bomb' }, author.seckey);
+			this.bombCache.set(key, JSON.stringify(ev));
+		}
+		this.stats.tag_bombs_sent++;
+		this.send(conn, `["EVENT",${JSON.stringify(sub.id)},${this.bombCache.get(key)}]`);
 	}
 
 	// ----- publishing and NIP-42 -----

@@ -66,6 +66,8 @@ export function truthPageable(relays, filters, opts = {}) {
 		const rate = r.faults.rate;
 		if (rate && !rate.interval_only && rate.trigger.permanent)
 			continue;
+		if (r.faults.silent && r.faults.silent.trigger.permanent)
+			continue;
 		for (const f of filters) {
 			const units = !opts.whole && f.authors ?
 			    [...new Set(f.authors)].map((a) => ({ ...f, authors: [a] })) : [f];

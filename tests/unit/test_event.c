@@ -762,6 +762,66 @@ test_too_large_before_parse(void **state)
 	    "invalid: too large");
 }
 
+/*
+ * An event whose unknown member "x" holds zeros zeros after arrays nested
+ * depth deep: 15 values for the object, its seven fields and their names,
+ * 2 for "x" and its array, then the zeros and the nested arrays.
+ */
+static char *
+mk_values(size_t zeros, size_t depth)
+{
+	size_t	 cap = 2 * zeros + 2 * depth + 1024, n, i;
+	char	*t = malloc(cap);
+
+	assert_non_null(t);
+	n = (size_t)snprintf(t, cap, "{\"id\":\"" ID0 "\",\"pubkey\":\"" PK3
+	    "\",\"created_at\":1,\"kind\":1,\"tags\":[],\"content\":\"\","
+	    "\"sig\":\"" SIG0 "\",\"x\":[");
+	for (i = 0; i < depth; i++)
+		t[n++] = '[';
+	for (i = 0; i < depth; i++)
+		t[n++] = ']';
+	for (i = 0; i < zeros; i++)
+		n += (size_t)sprintf(t + n, "%s0", i || depth ? "," : "");
+	strcpy(t + n, "]}");
+	return t;
+}
+
+static void
+test_values_before_parse(void **state)
+{
+	cJSON_Hooks	 hooks = { count_malloc, free };
+	struct event	 ev;
+	char		*t;
+
+	(void)state;
+	cJSON_InitHooks(&hooks);
+	/* EVENT_MAX_JSON_VALUES values parse, one more is refused unparsed. */
+	t = mk_values(EVENT_MAX_JSON_VALUES - 17, 0);
+	allocs = 0;
+	assert_int_equal(event_parse(&ev, t, strlen(t), 1024 * 1024), EVENT_OK);
+	assert_true(allocs > EVENT_MAX_JSON_VALUES - 17);
+	event_free(&ev);
+	free(t);
+	t = mk_values(EVENT_MAX_JSON_VALUES - 16, 0);
+	allocs = 0;
+	assert_int_equal(event_parse(&ev, t, strlen(t), 1024 * 1024),
+	    EVENT_TOO_LARGE);
+	assert_int_equal(allocs, 0);
+	free(t);
+	/* Nesting: the event object is level 1, "x" level 2. */
+	t = mk_values(0, EVENT_MAX_JSON_DEPTH - 2);
+	assert_int_equal(event_parse(&ev, t, strlen(t), MAXB), EVENT_OK);
+	event_free(&ev);
+	free(t);
+	t = mk_values(0, EVENT_MAX_JSON_DEPTH - 1);
+	allocs = 0;
+	assert_int_equal(event_parse(&ev, t, strlen(t), MAXB), EVENT_TOO_LARGE);
+	assert_int_equal(allocs, 0);
+	free(t);
+	cJSON_InitHooks(NULL);
+}
+
 static void
 test_reason_strings(void **state)
 {
@@ -883,6 +943,7 @@ main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_tag_bounds),
 		cmocka_unit_test(test_too_large_before_parse),
+		cmocka_unit_test(test_values_before_parse),
 		cmocka_unit_test(test_reason_strings),
 		cmocka_unit_test(test_kind_classes),
 		cmocka_unit_test(test_replace_key),

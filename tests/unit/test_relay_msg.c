@@ -266,6 +266,55 @@ test_errors(void **state)
 	assert_string_equal(relay_msg_type_str(RELAY_MSG_NEG_ERR), "NEG-ERR");
 }
 
+/* ["EVENT","s",{"x":[0,...]}] with n values in all. */
+static char *
+frame_of_values(size_t n)
+{
+	char	*f = malloc(2 * n + 64);
+	size_t	 len, i;
+
+	assert_non_null(f);
+	len = (size_t)sprintf(f, "[\"EVENT\",\"s\",{\"x\":[");
+	for (i = 0; i + 6 < n; i++)
+		len += (size_t)sprintf(f + len, "%s0", i ? "," : "");
+	strcpy(f + len, "]}]");
+	return f;
+}
+
+static void
+test_values_limit(void **state)
+{
+	struct relay_msg	 m;
+	char			*f, deep[2 * RELAY_MSG_MAX_DEPTH + 64];
+	size_t			 n;
+
+	(void)state;
+	f = frame_of_values(RELAY_MSG_MAX_VALUES);
+	assert_int_equal(relay_msg_parse(&m, f, strlen(f), strlen(f)),
+	    RELAY_MSG_PARSED);
+	relay_msg_free(&m);
+	free(f);
+	f = frame_of_values(RELAY_MSG_MAX_VALUES + 1);
+	assert_int_equal(relay_msg_parse(&m, f, strlen(f), strlen(f)),
+	    RELAY_MSG_ERR_VALUES);
+	assert_null(m.root);
+	free(f);
+	/* The frame is level 1, the event 2, "x" 3. */
+	for (int extra = 0; extra <= 1; extra++) {
+		n = (size_t)sprintf(deep, "[\"EVENT\",\"s\",{\"x\":");
+		memset(deep + n, '[', RELAY_MSG_MAX_DEPTH - 2 + extra);
+		n += RELAY_MSG_MAX_DEPTH - 2 + extra;
+		memset(deep + n, ']', RELAY_MSG_MAX_DEPTH - 2 + extra);
+		n += RELAY_MSG_MAX_DEPTH - 2 + extra;
+		strcpy(deep + n, "}]");
+		assert_int_equal(parse(&m, deep), extra ?
+		    RELAY_MSG_ERR_VALUES : RELAY_MSG_PARSED);
+		relay_msg_free(&m);
+	}
+	assert_string_equal(relay_msg_err_str(RELAY_MSG_ERR_VALUES),
+	    "too many values");
+}
+
 static void
 test_reasons(void **state)
 {
@@ -414,6 +463,7 @@ main(void)
 		cmocka_unit_test(test_ok),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_values_limit),
 		cmocka_unit_test(test_reasons),
 		cmocka_unit_test(test_build),
 		cmocka_unit_test(test_build_auth),
