@@ -22,6 +22,7 @@ struct uplink;
 struct dns;
 struct pool;
 struct ingest;
+struct relays_obs;
 struct follow;
 struct live;
 struct drain;
@@ -50,6 +51,7 @@ struct app {
 	struct dns		*dns;
 	struct pool		*pool;		/* every upstream relay */
 	struct ingest		*ingest;	/* every event into the store */
+	struct relays_obs	*relays_obs;	/* the relays table, from pools */
 	struct follow		*follow;	/* planners: follow graph, */
 	struct live		*live;		/* live stream, */
 	struct drain		*drain;		/* author drain */

@@ -33,6 +33,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/live.h"
+#include "sync/relays_obs.h"
 #include "sync/retention.h"
 #include "ui/commands.h"
 #include "ui/console.h"
@@ -381,15 +382,20 @@ start_sync(struct app *app)
 		    config_get(app->cfg, "dns.servers"));
 		return -1;
 	}
-	o.dns = app->dns;
-	o.ca_file = config_get(app->cfg, "tls.ca_file");
-	o.store = app->store;
-	o.key = &app->key;
-	o.pace_ms = (uint32_t)config_get_int(app->cfg, "backfill.pace_ms");
-	o.backoff_cap_ms = (uint32_t)config_get_int(app->cfg,
+	if ((app->ingest = ingest_new(app->loop, app->store)) == NULL ||
+	    (app->relays_obs = relays_obs_new(app->store,
+	    app->ingest)) == NULL) {
+		fprintf(stderr, "cacheboxd: cannot start ingest\n");
+		return -1;
+	}
+	o.conf.dns = app->dns;
+	o.conf.ca_file = config_get(app->cfg, "tls.ca_file");
+	o.conf.key = &app->key;
+	o.conf.pace_ms = (uint32_t)config_get_int(app->cfg, "backfill.pace_ms");
+	o.conf.backoff_cap_ms = (uint32_t)config_get_int(app->cfg,
 	    "relay.backoff_max_ms");
-	if ((app->pool = pool_new(app->loop, &o)) == NULL ||
-	    (app->ingest = ingest_new(app->loop, app->store)) == NULL) {
+	o.observer = relays_obs_observer(app->relays_obs);
+	if ((app->pool = pool_new(app->loop, &o)) == NULL) {
 		fprintf(stderr, "cacheboxd: cannot start the relay pool\n");
 		return -1;
 	}
@@ -431,6 +437,7 @@ start_uplink(struct app *app)
 	o.cfg = app->cfg;
 	o.key = &app->key;
 	o.dns = app->dns;
+	o.relay_observer = relays_obs_observer(app->relays_obs);
 	o.target_changed = app_uplink_target_changed;
 	o.target_arg = app;
 	if ((app->uplink = uplink_new(&o)) == NULL ||
@@ -482,8 +489,9 @@ stop_parts(struct app *app)
 	drain_free(app->drain);
 	retention_free(app->retention);
 	follow_free(app->follow);
-	ingest_free(app->ingest);
 	pool_free(app->pool);
+	relays_obs_free(app->relays_obs);
+	ingest_free(app->ingest);
 	dns_free(app->dns);
 	store_close(app->store);
 	loop_free(app->loop);

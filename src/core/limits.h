@@ -154,7 +154,8 @@
 #define RELAY_MAX_SUBS_DEFAULT		10		/* open subscriptions per relay without NIP-11 advice */
 #define RELAY_MAX_SUBS_CEILING		100		/* open subscriptions per relay, whatever NIP-11 says */
 #define RELAY_MAX_PENDING_OK		1024		/* published events awaiting OK, per relay */
-#define RELAY_STATS_FLUSH_MS		5000		/* counters to the relays table at most this often, ms */
+#define RELAY_STATS_FLUSH_MS		5000		/* traffic counters reported for the record at most this often, ms */
+#define RELAY_RECORD_MS			1000		/* a relay's state or NIP-11 facts reported within, ms */
 #define RELAY_OK_TIMEOUT_MS		30000		/* an EVENT with no OK after this is failed, ms */
 #define RELAY_NIP11_REFRESH_MS		(6 * 3600 * 1000) /* a NIP-11 document is read again after, ms */
 #define RELAY_NIP11_WAIT_MS		3000		/* first REQs held for a NIP-11 fetch in flight, ms */

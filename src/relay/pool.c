@@ -1,12 +1,14 @@
 /*
- * pool.c — the planners' side of the relay pool: the set of relays, the
- * subscription and publish API, the loop hook that reaps what callbacks
- * marked dead, NIP-11 documents (fetched once per connect cycle, refreshed
- * at most every RELAY_NIP11_REFRESH_MS, stored and applied), and the
- * periodic flush of counters to the `relays` table in one transaction.
+ * pool.c — the planners' side of the relay pool: the set of relays (it
+ * makes, calls and frees each one; a relay tells it what happened through
+ * its hooks), the subscription and publish API, the loop hook that reaps
+ * what callbacks marked dead, NIP-11 documents (fetched once per connect
+ * cycle, refreshed at most every RELAY_NIP11_REFRESH_MS, applied), and the
+ * reports of what should be recorded (states, NIP-11 facts, traffic)
+ * handed to the observer.
  *
- * It never touches a socket itself (relay.c and src/net do) and never
- * writes a counter per frame.
+ * It never touches a socket itself (relay.c and src/net do), never writes
+ * a database (the observer's layer does), and never reports per frame.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +24,21 @@
 #include "nostr/nip11.h"
 #include "relay/pool.h"
 #include "relay/relay.h"
-#include "store/relays.h"
-#include "store/store.h"
+
+struct pool {
+	struct loop		*loop;
+	struct relay_conf	 conf;		/* every relay's, by pointer */
+	struct pool_observer	 observer;
+	bool			 no_nip11;
+	struct relay_list	 relays;
+	size_t			 nrelays;
+	uint64_t		 next_sub;
+	uint64_t		 last_flush_ms;
+	char			*ca_file;	/* owned copy of conf.ca_file */
+};
+
+static void	pool_nip11_start(struct pool *, struct relay *);
+static void	pool_nip11_cancel(struct relay *);
 
 static const char *const role_names[] = {
 	[RELAY_ROLE_BOOTSTRAP] = "bootstrap",
@@ -40,23 +55,67 @@ relay_role_name(enum relay_role role)
 	return role_names[role];
 }
 
+/* Free a relay the pool let go of, with what the pool kept beside it. */
+static void
+pool_relay_free(struct relay *r)
+{
+	pool_nip11_cancel(r);
+	free(r->nip11_new);
+	relay_free(r);
+}
+
+/* Something to record that should not wait for the traffic interval. */
+static bool
+pool_news(const struct pool *pool)
+{
+	const struct relay	*r;
+
+	TAILQ_FOREACH(r, &pool->relays, entry)
+		if (r->rec_added || r->rec_state || r->nip11_new != NULL)
+			return true;
+	return false;
+}
+
 static void
 pool_hook(struct loop *l, void *arg)
 {
 	struct pool	*pool = arg;
 	struct relay	*r, *rn;
+	uint64_t	 since = loop_now_ms(l) - pool->last_flush_ms;
 
+	if (since >= RELAY_STATS_FLUSH_MS ||
+	    (since >= RELAY_RECORD_MS && pool_news(pool)))
+		(void)pool_flush(pool);
 	TAILQ_FOREACH_SAFE(r, &pool->relays, entry, rn) {
 		if (r->dead) {
 			TAILQ_REMOVE(&pool->relays, r, entry);
 			pool->nrelays--;
-			relay_free(r);
+			pool_relay_free(r);
 			continue;
 		}
 		relay_tick(r);
 	}
-	if (loop_now_ms(l) - pool->last_flush_ms >= RELAY_STATS_FLUSH_MS)
-		(void)pool_flush(pool);
+}
+
+/*
+ * relay_hooks.state: a connect attempt begins (from new, backoff or
+ * failed into a connecting state): fetch NIP-11 beside it; the relay is
+ * removed: stop the fetch. Either way the state is news to record.
+ */
+static void
+pool_on_state(struct relay *r, enum relay_state from, enum relay_state to,
+    const char *error, void *arg)
+{
+	struct pool	*pool = arg;
+	bool		 idle = from == RELAY_NEW || from == RELAY_BACKOFF ||
+			    from == RELAY_FAILED;
+
+	r->rec_state = true;
+	if (idle && (to == RELAY_RESOLVING || to == RELAY_CONNECTING ||
+	    to == RELAY_TLS || to == RELAY_UPGRADING))
+		pool_nip11_start(pool, r);
+	else if (to == RELAY_DISABLED)
+		pool_nip11_cancel(r);
 }
 
 struct pool *
@@ -67,14 +126,17 @@ pool_new(struct loop *loop, const struct pool_opts *opts)
 	if ((pool = calloc(1, sizeof(*pool))) == NULL)
 		return NULL;
 	pool->loop = loop;
-	if (opts != NULL)
-		pool->opts = *opts;
-	if (pool->opts.ca_file != NULL && pool->opts.ca_file[0] != '\0' &&
-	    (pool->ca_file = strdup(pool->opts.ca_file)) == NULL) {
+	if (opts != NULL) {
+		pool->conf = opts->conf;
+		pool->observer = opts->observer;
+		pool->no_nip11 = opts->no_nip11;
+	}
+	if (pool->conf.ca_file != NULL && pool->conf.ca_file[0] != '\0' &&
+	    (pool->ca_file = strdup(pool->conf.ca_file)) == NULL) {
 		free(pool);
 		return NULL;
 	}
-	pool->opts.ca_file = pool->ca_file;
+	pool->conf.ca_file = pool->ca_file;
 	TAILQ_INIT(&pool->relays);
 	pool->last_flush_ms = loop_now_ms(loop);
 	if (loop_hook_add(loop, pool_hook, pool) == -1) {
@@ -96,7 +158,7 @@ pool_free(struct pool *pool)
 	(void)pool_flush(pool);
 	while ((r = TAILQ_FIRST(&pool->relays)) != NULL) {
 		TAILQ_REMOVE(&pool->relays, r, entry);
-		relay_free(r);
+		pool_relay_free(r);
 	}
 	free(pool->ca_file);
 	free(pool);
@@ -128,6 +190,8 @@ pool_relay_add(struct pool *pool, const char *url, enum relay_role role)
 	const char	*why = NULL;
 
 	if ((r = pool_relay_find(pool, url)) != NULL) {
+		if (r->role != role)
+			r->rec_added = true;	/* its row gets the new role */
 		r->role = role;
 		return r;
 	}
@@ -137,13 +201,12 @@ pool_relay_add(struct pool *pool, const char *url, enum relay_role role)
 		    why ? why : "not ws:// or wss://");
 		return NULL;
 	}
-	if ((r = relay_new(pool, url, role)) == NULL)
+	if ((r = relay_new(pool->loop, url, role, &pool->conf,
+	    &(struct relay_hooks){ pool_on_state, pool })) == NULL)
 		return NULL;
+	r->rec_added = true;
 	TAILQ_INSERT_TAIL(&pool->relays, r, entry);
 	pool->nrelays++;
-	if (pool->opts.store != NULL)
-		(void)store_relay_upsert(pool->opts.store, url,
-		    relay_role_name(role), clock_wall_s());
 	/* Connect from the loop, never inside the caller. */
 	r->retry_timer = loop_timer_add(pool->loop, 0, pool_relay_start, r);
 	return r;
@@ -279,7 +342,7 @@ pool_set_pace(struct pool *pool, uint32_t pace_ms)
 {
 	struct relay	*r;
 
-	pool->opts.pace_ms = pace_ms;
+	pool->conf.pace_ms = pace_ms;
 	TAILQ_FOREACH(r, &pool->relays, entry)
 		relay_pump(r);
 }
@@ -288,18 +351,18 @@ void
 pool_set_backoff_cap(struct pool *pool, uint32_t cap_ms)
 {
 	/* Read by relay_backoff_ms at each failure: the next wait uses it. */
-	pool->opts.backoff_cap_ms = cap_ms;
+	pool->conf.backoff_cap_ms = cap_ms;
 }
 
-/* total - flushed into d; 1 if any counter moved. */
-static int
-pool_delta(const struct relay *r, struct store_relay_counters *d)
+/* stats - reported into d; true if any counter moved. */
+static bool
+pool_delta(const struct relay *r, struct relay_counters *d)
 {
 	const uint64_t	*t = (const uint64_t *)&r->stats;
-	const uint64_t	*f = (const uint64_t *)&r->flushed;
+	const uint64_t	*f = (const uint64_t *)&r->reported;
 	uint64_t	*o = (uint64_t *)d;
 	size_t		 i, n = sizeof(*d) / sizeof(uint64_t);
-	int		 moved = 0;
+	bool		 moved = false;
 
 	for (i = 0; i < n; i++) {
 		o[i] = t[i] - f[i];
@@ -308,30 +371,61 @@ pool_delta(const struct relay *r, struct store_relay_counters *d)
 	return moved;
 }
 
+/* What r has to record, into rep; false when nothing. */
+static bool
+pool_report_fill(const struct relay *r, struct pool_report *rep)
+{
+	uint64_t	now = loop_now_ms(r->loop);
+	bool		moved = pool_delta(r, &rep->delta);
+
+	if (!moved && !r->rec_added && !r->rec_state && r->nip11_new == NULL)
+		return false;
+	rep->url = r->url;
+	rep->role = r->role;
+	rep->added = r->rec_added;
+	rep->state_changed = r->rec_state || r->rec_added;
+	rep->state = relay_state_name(r->state);
+	rep->last_error = r->last_error;
+	rep->failures = r->failures;
+	rep->backoff_until_ms = r->state == RELAY_BACKOFF &&
+	    r->backoff_until_ms > now ? clock_wall_s() * 1000 +
+	    (int64_t)(r->backoff_until_ms - now) : 0;
+	rep->nip11 = r->nip11_new;
+	return true;
+}
+
+/* The observer recorded what pool_report_fill gave for r: forget it. */
+static void
+pool_report_done(struct relay *r)
+{
+	r->reported = r->stats;
+	r->rec_added = r->rec_state = false;
+	free(r->nip11_new);
+	r->nip11_new = NULL;
+}
+
 int
 pool_flush(struct pool *pool)
 {
-	struct store_relay_counters	 d;
-	struct store			*st = pool->opts.store;
-	struct relay			*r;
-	int64_t				 now = clock_wall_s();
+	struct pool_report	*reps;
+	struct relay		*r;
+	size_t			 n = 0;
+	int			 rc = 0;
 
 	pool->last_flush_ms = loop_now_ms(pool->loop);
-	if (st == NULL || store_begin(st) == -1)
-		return st == NULL ? 0 : -1;
-	TAILQ_FOREACH(r, &pool->relays, entry) {
-		if (!pool_delta(r, &d))
-			continue;
-		if (store_relay_add_counters(st, r->url, &d, now) == -1) {
-			(void)store_rollback(st);
-			return -1;
-		}
-	}
-	if (store_commit(st) == -1)
+	if (pool->observer.flush == NULL || pool->nrelays == 0)
+		return 0;
+	if ((reps = calloc(pool->nrelays, sizeof(*reps))) == NULL)
 		return -1;
 	TAILQ_FOREACH(r, &pool->relays, entry)
-		r->flushed = r->stats;
-	return 0;
+		if (pool_report_fill(r, &reps[n]))
+			n++;
+	if (n > 0 && (rc = pool->observer.flush(pool->observer.arg, reps,
+	    n)) == 0)
+		TAILQ_FOREACH(r, &pool->relays, entry)
+			pool_report_done(r);
+	free(reps);
+	return rc;
 }
 
 static void
@@ -346,46 +440,53 @@ pool_nip11_done(int status, const char *body, size_t len, const char *err,
 	if (err != NULL || status != 200) {
 		log_info("relay %s: no NIP-11 document (%s)", r->url,
 		    err != NULL ? err : "status not 200");
-		relay_pump(r);		/* REQs held for it go now */
+		relay_limits_pending(r, false);	/* REQs held for it go now */
 		return;
 	}
 	if (nip11_parse(body, len, &info, why, sizeof(why)) == -1) {
 		log_info("relay %s: NIP-11 document refused: %s", r->url, why);
-		relay_pump(r);
+		relay_limits_pending(r, false);
 		return;
 	}
-	r->nip11_at_ms = loop_now_ms(r->pool->loop);
+	r->nip11_at_ms = loop_now_ms(r->loop);
 	r->max_limit = info.max_limit;
 	r->max_subscriptions = info.max_subscriptions;
 	r->max_message_length = info.max_message_length;
-	if (r->pool->opts.store != NULL)
-		(void)store_relay_set_nip11(r->pool->opts.store, r->url, &info,
-		    clock_wall_s());
+	free(r->nip11_new);
+	if ((r->nip11_new = malloc(sizeof(*r->nip11_new))) != NULL)
+		*r->nip11_new = info;	/* reported at the next flush */
 	relay_apply_limits(r);
 }
 
-void
-pool_nip11_start(struct relay *r)
+/*
+ * Fetch r's NIP-11 document beside a connect attempt, unless one is in
+ * flight or was read less than RELAY_NIP11_REFRESH_MS ago. While the
+ * first one is on its way, r holds its REQs for it (a moment).
+ */
+static void
+pool_nip11_start(struct pool *pool, struct relay *r)
 {
 	struct http_opts	 ho;
-	uint64_t		 now = loop_now_ms(r->pool->loop);
+	uint64_t		 now = loop_now_ms(pool->loop);
 	char			 err[256];
 
-	if (r->pool->opts.no_nip11 || r->nip11_req != NULL ||
+	if (pool->no_nip11 || r->nip11_req != NULL ||
 	    (r->nip11_at_ms != 0 && now - r->nip11_at_ms <
 	    RELAY_NIP11_REFRESH_MS))
 		return;
 	memset(&ho, 0, sizeof(ho));
-	ho.dns = r->pool->opts.dns;
-	ho.ca_file = r->pool->ca_file;
+	ho.dns = pool->conf.dns;
+	ho.ca_file = pool->ca_file;
 	ho.accept = "application/nostr+json";
-	r->nip11_req = http_get(r->pool->loop, r->url, &ho, pool_nip11_done, r,
+	r->nip11_req = http_get(pool->loop, r->url, &ho, pool_nip11_done, r,
 	    err, sizeof(err));
 	if (r->nip11_req == NULL)
 		log_info("relay %s: NIP-11 not fetched: %s", r->url, err);
+	else if (r->nip11_at_ms == 0)
+		relay_limits_pending(r, true);
 }
 
-void
+static void
 pool_nip11_cancel(struct relay *r)
 {
 	if (r->nip11_req != NULL)

@@ -7,8 +7,8 @@
  * order; until the first document arrives, at most RELAY_NIP11_WAIT_MS,
  * no REQ goes out, so an advertised cap is never overshot), the per-relay
  * pacing of REQs, NIP-42 authentication, reconnects
- * with backoff, NIP-11 facts and the per-relay counters in the `relays`
- * table.
+ * with backoff, NIP-11 facts and the per-relay counters, which it reports
+ * to an observer (struct pool_observer) instead of writing them anywhere.
  *
  * Reconnects: a subscription the relay had not finished with when the
  * connection dropped is sent again, with the same filters, once the relay
@@ -31,66 +31,57 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "relay/msg.h"
+#include "relay/common.h"
 
 struct loop;
-struct dns;
-struct store;
 struct filter;
-struct nostr_key;
+struct nip11_info;
 struct pool;
 struct pool_sub;
 struct relay;
 
-enum relay_role {
-	RELAY_ROLE_BOOTSTRAP = 0,
-	RELAY_ROLE_OUTBOX,
-	RELAY_ROLE_CUSTOM,
-	RELAY_ROLE_UPLINK,
+/*
+ * What a relay has to record since the pool last reported it (see
+ * pool_observer). Strings and nip11 are the pool's, valid during the call.
+ */
+struct pool_report {
+	const char		*url;
+	enum relay_role		 role;
+	bool			 added;		/* new in the pool: make its row */
+	bool			 state_changed;
+	const char		*state;		/* relay_state_name(), now */
+	const char		*last_error;	/* "" when none */
+	uint32_t		 failures;	/* consecutive */
+	int64_t			 backoff_until_ms; /* Unix ms; 0: not backing off */
+	const struct nip11_info	*nip11;		/* learnt since; NULL: nothing */
+	struct relay_counters	 delta;		/* traffic since */
 };
 
 /*
- * Zero values mean the defaults named in limits.h. dns, store and key may
- * be NULL: then only IP literals are dialled, nothing is stored, and AUTH
- * challenges are not answered.
+ * The pool writes no database: what should outlive the process goes to an
+ * observer, which belongs to a layer that owns persistence. flush() gets
+ * the reports of every relay with something new (n > 0) and answers 0
+ * when it recorded them (the pool forgets them), or -1 to be asked again
+ * later (then nothing is lost: deltas keep adding up). The pool calls it
+ * from its loop hook, at most every RELAY_RECORD_MS while something is
+ * new and every RELAY_STATS_FLUSH_MS for traffic, and once more from
+ * pool_free(). Never from inside a relay's callbacks.
+ */
+struct pool_observer {
+	int	(*flush)(void *arg, const struct pool_report *reports,
+		    size_t n);
+	void	*arg;
+};
+
+/*
+ * The relays' connection settings (conf), an observer (flush NULL: none),
+ * and whether NIP-11 documents are fetched.
  */
 struct pool_opts {
-	struct dns		*dns;
-	const char		*ca_file;	/* tls.ca_file; NULL: system */
-	struct store		*store;
-	const struct nostr_key	*key;		/* the box key, for NIP-42 */
-	uint32_t		 pace_ms;	/* least gap between REQs to one relay */
-	uint32_t		 backoff_base_ms;
-	uint32_t		 backoff_cap_ms;
-	uint32_t		 ping_ms;	/* keepalive ping after this idle time */
-	uint32_t		 dead_ms;	/* nothing heard this long: reconnect */
-	uint32_t		 ratelimit_base_ms;
-	size_t			 max_msg_bytes;	/* largest frame accepted */
+	struct relay_conf	 conf;
+	struct pool_observer	 observer;
 	bool			 no_nip11;	/* do not fetch NIP-11 documents */
 };
-
-/*
- * Subscription callbacks, each optional. on_event gets the parsed message:
- * msg->event_raw/event_raw_len is the event's JSON inside the frame, and
- * relay_msg_take_event(msg) detaches the cJSON object (the callee then
- * owns it); both are valid only during the call. on_closed ends the
- * subscription (the relay refused or closed it and the pool will not
- * retry): the handle is invalid once it returns.
- */
-struct pool_sub_cbs {
-	void	(*on_event)(struct pool_sub *, struct relay_msg *msg, void *arg);
-	void	(*on_eose)(struct pool_sub *, void *arg);
-	void	(*on_closed)(struct pool_sub *, enum relay_reason reason,
-		    const char *message, void *arg);
-};
-
-/*
- * The relay's answer to a published event: accepted, the OK prefix and
- * message (reason ERROR and "error: ..." text when the connection was lost
- * or the pool gave up before an OK came).
- */
-typedef void	(*pool_ok_cb)(const uint8_t id[32], bool accepted,
-		    enum relay_reason reason, const char *message, void *arg);
 
 /* What a status surface shows of one relay; strings owned by the pool. */
 struct pool_relay_info {
@@ -173,7 +164,10 @@ void		 pool_set_backoff_cap(struct pool *, uint32_t cap_ms);
  * the sub's callbacks.
  */
 void		 pool_sub_note_invalid(struct pool_sub *);
-/* Write every relay's counter deltas to the store now, in one transaction. */
+/*
+ * Hand the observer every relay's news now (as the hook would). 0 when
+ * recorded or nothing was new, -1 when the observer asked to wait.
+ */
 int		 pool_flush(struct pool *);
 
 /* Number of relays, and the i-th one's status (0 <= i < count). */
@@ -183,7 +177,5 @@ int		 pool_relay_info(const struct pool *, size_t i,
 /* Status of the relay for url. 0, or -1 if unknown. */
 int		 pool_relay_info_url(const struct pool *, const char *url,
 		    struct pool_relay_info *);
-/* "bootstrap", "outbox", "custom", "uplink". */
-const char	*relay_role_name(enum relay_role);
 
 #endif

@@ -12,6 +12,8 @@
  * whatever is still held, synchronously. It never verifies events (ingest
  * does, and says so through pool_sub_note_invalid) and never blocks; it
  * owns the consequence: a relay whose input is mostly invalid is cut off.
+ * It calls nothing of the pool and writes nothing anywhere: what happened
+ * goes to the hooks it was made with.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,6 @@
 #include "net/tls.h"
 #include "net/ws.h"
 #include "relay/relay.h"
-#include "store/relays.h"
 
 static const char *const state_names[] = {
 	[RELAY_NEW] = "new",
@@ -49,7 +50,7 @@ relay_state_name(enum relay_state s)
 static uint64_t
 relay_now(const struct relay *r)
 {
-	return loop_now_ms(r->pool->loop);
+	return loop_now_ms(r->loop);
 }
 
 /* Remember "what: detail" as the relay's last error. */
@@ -62,6 +63,8 @@ relay_error(struct relay *r, const char *what, const char *detail)
 void
 relay_set_state(struct relay *r, enum relay_state s, const char *error)
 {
+	enum relay_state	from;
+
 	if (error != NULL)
 		snprintf(r->last_error, sizeof(r->last_error), "%s", error);
 	if (r->state == s && error == NULL)
@@ -72,22 +75,24 @@ relay_set_state(struct relay *r, enum relay_state s, const char *error)
 	else
 		log_info("relay %s: %s -> %s", r->url,
 		    relay_state_name(r->state), relay_state_name(s));
+	from = r->state;
 	r->state = s;
-	if (r->pool->opts.store != NULL)
-		(void)store_relay_set_state(r->pool->opts.store, r->url,
-		    relay_state_name(s), error, r->failures,
-		    s == RELAY_BACKOFF ? r->backoff_until_ms : 0,
-		    clock_wall_s());
+	if (r->hooks.state != NULL)
+		r->hooks.state(r, from, s, error, r->hooks.arg);
 }
 
 struct relay *
-relay_new(struct pool *pool, const char *url, enum relay_role role)
+relay_new(struct loop *loop, const char *url, enum relay_role role,
+    const struct relay_conf *conf, const struct relay_hooks *hooks)
 {
 	struct relay	*r;
 
 	if (strlen(url) > URL_MAX_BYTES || (r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
-	r->pool = pool;
+	r->loop = loop;
+	r->conf = conf;
+	if (hooks != NULL)
+		r->hooks = *hooks;
 	snprintf(r->url, sizeof(r->url), "%s", url);
 	r->role = role;
 	r->max_subs = RELAY_MAX_SUBS_DEFAULT;
@@ -99,7 +104,7 @@ relay_new(struct pool *pool, const char *url, enum relay_role role)
 static void
 relay_cancel_timers(struct relay *r)
 {
-	struct loop	*l = r->pool->loop;
+	struct loop	*l = r->loop;
 
 	loop_timer_cancel(l, r->retry_timer);
 	loop_timer_cancel(l, r->keepalive_timer);
@@ -145,8 +150,6 @@ relay_free(struct relay *r)
 	struct relay_pub	*p;
 
 	relay_cancel_timers(r);
-	if (r->nip11_req != NULL)
-		pool_nip11_cancel(r);
 	/* Outside every callback of theirs: released before returning. */
 	ws_destroy(r->ws);
 	ws_destroy(r->ws_spent);
@@ -193,9 +196,9 @@ relay_pump_later(struct relay *r, uint64_t at_ms)
 
 	if (r->pump_timer != 0 && r->pump_at_ms <= at_ms)
 		return;
-	loop_timer_cancel(r->pool->loop, r->pump_timer);
+	loop_timer_cancel(r->loop, r->pump_timer);
 	r->pump_at_ms = at_ms;
-	r->pump_timer = loop_timer_add(r->pool->loop,
+	r->pump_timer = loop_timer_add(r->loop,
 	    at_ms > now ? at_ms - now : 0, relay_pump_timer, r);
 }
 
@@ -216,13 +219,13 @@ void
 relay_pump(struct relay *r)
 {
 	struct pool_sub	*s;
-	uint64_t	 now = relay_now(r), pace = r->pool->opts.pace_ms;
+	uint64_t	 now = relay_now(r), pace = r->conf->pace_ms;
 	size_t		 open;
 
 	if (r->state != RELAY_OPEN || r->dead)
 		return;
 	/* The first document may lower the cap: do not overshoot it. */
-	if (r->nip11_req != NULL && now < r->nip11_hold_ms) {
+	if (r->limits_pending && now < r->nip11_hold_ms) {
 		relay_pump_later(r, r->nip11_hold_ms);
 		return;
 	}
@@ -297,7 +300,7 @@ relay_publish(struct relay *r, struct relay_pub *p)
 static uint64_t
 relay_backoff_cap(const struct relay *r)
 {
-	const struct pool_opts	*o = &r->pool->opts;
+	const struct relay_conf	*o = r->conf;
 
 	return o->backoff_cap_ms ? o->backoff_cap_ms : RELAY_BACKOFF_CAP_MS;
 }
@@ -318,7 +321,7 @@ relay_doubled(uint64_t base, uint32_t n, uint64_t cap)
 static uint64_t
 relay_backoff_ms(const struct relay *r, uint64_t floor_ms)
 {
-	const struct pool_opts	*o = &r->pool->opts;
+	const struct relay_conf	*o = r->conf;
 	uint64_t		 d, cap = relay_backoff_cap(r);
 	uint32_t		 rnd = 0;
 
@@ -373,7 +376,7 @@ relay_lose(struct relay *r, const char *why, uint64_t floor_ms)
 	delay = relay_backoff_ms(r, floor_ms);
 	r->backoff_until_ms = relay_now(r) + delay;
 	relay_set_state(r, RELAY_BACKOFF, why);
-	r->retry_timer = loop_timer_add(r->pool->loop, delay,
+	r->retry_timer = loop_timer_add(r->loop, delay,
 	    relay_retry_timer, r);
 }
 
@@ -442,7 +445,7 @@ static void
 relay_keepalive(struct loop *l, void *arg)
 {
 	struct relay		*r = arg;
-	const struct pool_opts	*o = &r->pool->opts;
+	const struct relay_conf	*o = r->conf;
 	uint64_t		 now = loop_now_ms(l), ping, dead;
 	char			 why[64];
 
@@ -473,11 +476,11 @@ relay_authenticate(struct relay *r)
 {
 	struct buf	b;
 
-	if (r->pool->opts.key == NULL || r->challenge[0] == '\0' ||
+	if (r->conf->key == NULL || r->challenge[0] == '\0' ||
 	    r->ws == NULL)
 		return;
 	buf_init(&b, 4096 + URL_MAX_BYTES + RELAY_CHALLENGE_MAX);
-	if (relay_msg_build_auth(&b, r->pool->opts.key, r->url, r->challenge,
+	if (relay_msg_build_auth(&b, r->conf->key, r->url, r->challenge,
 	    clock_wall_s(), r->auth_id) == 0 &&
 	    ws_send_text(r->ws, buf_cstr(&b), b.len) != -1) {
 		r->auth = RELAY_AUTH_SENT;
@@ -563,8 +566,8 @@ on_eose(struct relay *r, struct relay_msg *m)
 static void
 relay_ratelimit(struct relay *r)
 {
-	uint64_t	d = r->pool->opts.ratelimit_base_ms ?
-			    r->pool->opts.ratelimit_base_ms :
+	uint64_t	d = r->conf->ratelimit_base_ms ?
+			    r->conf->ratelimit_base_ms :
 			    RELAY_RATELIMIT_BASE_MS;
 	uint32_t	i;
 
@@ -594,7 +597,7 @@ on_closed(struct relay *r, struct relay_msg *m)
 		relay_pump(r);
 		return;
 	case RELAY_REASON_AUTH_REQUIRED:
-		if (!s->auth_retried && r->pool->opts.key != NULL) {
+		if (!s->auth_retried && r->conf->key != NULL) {
 			s->auth_retried = true;
 			s->state = SUB_AUTH_WAIT;
 			if (r->auth == RELAY_AUTH_OK) {
@@ -630,7 +633,7 @@ on_ok(struct relay *r, struct relay_msg *m)
 	if (p == NULL)
 		return;
 	if (!m->accepted && m->reason == RELAY_REASON_AUTH_REQUIRED &&
-	    !p->auth_retried && r->pool->opts.key != NULL) {
+	    !p->auth_retried && r->conf->key != NULL) {
 		p->auth_retried = true;
 		if (r->auth == RELAY_AUTH_OK && relay_publish(r, p) == 0)
 			return;
@@ -670,7 +673,7 @@ relay_on_message(struct ws_conn *ws, const char *text, size_t len, void *arg)
 	struct relay		*r = arg;
 	struct relay_msg	 m;
 	enum relay_msg_err	 e;
-	size_t			 max = r->pool->opts.max_msg_bytes;
+	size_t			 max = r->conf->max_msg_bytes;
 
 	(void)ws;
 	r->last_rx_ms = relay_now(r);
@@ -707,11 +710,11 @@ relay_on_open(struct ws_conn *ws, void *arg)
 	r->last_rx_ms = relay_now(r);
 	r->pongs_seen = ws_pongs(r->ws);
 	r->last_req_ms = 0;
-	r->nip11_hold_ms = r->nip11_req != NULL && r->nip11_at_ms == 0 ?
+	r->nip11_hold_ms = r->limits_pending ?
 	    relay_now(r) + RELAY_NIP11_WAIT_MS : 0;
 	relay_set_state(r, RELAY_OPEN, NULL);
-	r->keepalive_timer = loop_timer_add(r->pool->loop,
-	    (r->pool->opts.ping_ms ? r->pool->opts.ping_ms :
+	r->keepalive_timer = loop_timer_add(r->loop,
+	    (r->conf->ping_ms ? r->conf->ping_ms :
 	    RELAY_PING_INTERVAL_MS) / 2 + 1, relay_keepalive, r);
 	relay_pump(r);
 }
@@ -772,7 +775,7 @@ relay_connect(struct relay *r)
 		.on_drain = relay_on_drain,
 		.on_stage = relay_on_stage,
 	};
-	const struct pool_opts		*o = &r->pool->opts;
+	const struct relay_conf		*o = r->conf;
 	struct ws_opts			 wo;
 	char				 err[256];
 
@@ -780,16 +783,15 @@ relay_connect(struct relay *r)
 		return;
 	memset(&wo, 0, sizeof(wo));
 	wo.dns = o->dns;
-	wo.ca_file = r->pool->ca_file;
+	wo.ca_file = r->conf->ca_file;
 	wo.max_msg_bytes = o->max_msg_bytes;
-	r->ws = ws_connect(r->pool->loop, r->url, &wo, &cbs, r, err,
+	r->ws = ws_connect(r->loop, r->url, &wo, &cbs, r, err,
 	    sizeof(err));
 	if (r->ws == NULL) {
 		relay_set_state(r, RELAY_FAILED, err);
 		return;
 	}
 	relay_set_state(r, relay_stage_state(ws_state(r->ws)), NULL);
-	pool_nip11_start(r);
 }
 
 void
@@ -830,10 +832,19 @@ relay_tick(struct relay *r)
 }
 
 void
+relay_limits_pending(struct relay *r, bool pending)
+{
+	r->limits_pending = pending;
+	if (!pending)
+		relay_pump(r);		/* REQs held for the limits go now */
+}
+
+void
 relay_apply_limits(struct relay *r)
 {
 	int64_t	m = r->max_subscriptions;
 
+	r->limits_pending = false;
 	r->max_subs = RELAY_MAX_SUBS_DEFAULT;
 	if (m > 0)
 		r->max_subs = m > RELAY_MAX_SUBS_CEILING ?

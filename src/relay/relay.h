@@ -1,11 +1,13 @@
 /*
  * relay.h — one upstream relay connection and the subscriptions and
- * publishes riding on it. Shared by relay.c (the connection state machine,
- * message handling, NIP-42, pacing) and pool.c (the planners' API, NIP-11,
- * counters). Planners include pool.h, never this header.
+ * publishes riding on it (relay.c: the connection state machine, message
+ * handling, NIP-42, pacing). The pool (pool.c) owns every relay: it makes
+ * them, calls them and frees them; a relay calls nothing of the pool and
+ * tells it what happened through the hooks it was made with. Planners
+ * include pool.h, never this header.
  *
  * State machine (relay_set_state is the one place it changes, logging the
- * transition and recording it in the `relays` table):
+ * transition and telling the hooks):
  *
  *   new -> resolving -> connecting -> tls -> upgrading -> open -> backoff
  *               \____________\__________\________\_______/      |
@@ -31,13 +33,14 @@
 #include <stdint.h>
 
 #include "core/limits.h"
+#include "relay/common.h"
 #include "relay/msg.h"
-#include "relay/pool.h"
-#include "store/relays.h"
 
 struct loop;
 struct ws_conn;
 struct http_req;
+struct nip11_info;
+struct relay;
 
 enum relay_state {
 	RELAY_NEW = 0,
@@ -94,9 +97,21 @@ struct relay_pub {
 };
 TAILQ_HEAD(relay_pub_list, relay_pub);
 
+/*
+ * What a relay tells its owner. state runs on every change of state
+ * (from, to), after the relay logged it; error is what caused it, or NULL.
+ */
+struct relay_hooks {
+	void	(*state)(struct relay *, enum relay_state from,
+		    enum relay_state to, const char *error, void *arg);
+	void	*arg;
+};
+
 struct relay {
-	TAILQ_ENTRY(relay)	 entry;
-	struct pool		*pool;
+	TAILQ_ENTRY(relay)	 entry;		/* the pool's list */
+	struct loop		*loop;
+	const struct relay_conf	*conf;		/* the pool's, may change */
+	struct relay_hooks	 hooks;
 	char			 url[URL_MAX_BYTES + 1];
 	enum relay_role		 role;
 	enum relay_state	 state;
@@ -126,32 +141,26 @@ struct relay {
 	enum relay_auth		 auth;
 	char			 challenge[RELAY_CHALLENGE_MAX + 1];
 	uint8_t			 auth_id[32];
-	/* NIP-11 */
-	struct http_req		*nip11_req;
-	uint64_t		 nip11_at_ms;	/* 0: never read */
-	uint64_t		 nip11_hold_ms;	/* REQs wait for NIP-11 until */
+	/* limits (NIP-11, applied by the pool with relay_apply_limits) */
+	bool			 limits_pending; /* a first document is on its way */
+	uint64_t		 nip11_hold_ms;	/* REQs wait for it until */
 	int64_t			 max_limit;
 	int64_t			 max_subscriptions;
 	int64_t			 max_message_length;
 	size_t			 max_subs;	/* cap in force */
-	/* counters: totals, and what was flushed to the store */
-	struct store_relay_counters stats;
-	struct store_relay_counters flushed;
+	struct relay_counters	 stats;		/* totals since added */
 	struct pool_sub_list	 subs;
 	struct relay_pub_list	 pubs;
 	size_t			 npubs;
+	/* kept by the pool; relay.c never touches these */
+	struct http_req		*nip11_req;	/* fetch in flight */
+	uint64_t		 nip11_at_ms;	/* 0: never read */
+	struct nip11_info	*nip11_new;	/* learnt, not yet reported */
+	struct relay_counters	 reported;	/* stats at the last report */
+	bool			 rec_added;	/* not yet reported at all */
+	bool			 rec_state;	/* state changed since */
 };
 TAILQ_HEAD(relay_list, relay);
-
-struct pool {
-	struct loop		*loop;
-	struct pool_opts	 opts;
-	struct relay_list	 relays;
-	size_t			 nrelays;
-	uint64_t		 next_sub;
-	uint64_t		 last_flush_ms;
-	char			*ca_file;	/* owned copy of opts.ca_file */
-};
 
 #ifndef TAILQ_FOREACH_SAFE
 #define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
@@ -163,11 +172,17 @@ struct pool {
 /* "new", "connecting", "open", "backoff", ... */
 const char	*relay_state_name(enum relay_state);
 
-/* A relay for url in pool (not yet connecting). NULL on failure. */
-struct relay	*relay_new(struct pool *, const char *url, enum relay_role);
+/*
+ * A relay for url (not yet connecting) on loop, connecting as conf says
+ * (borrowed: it must outlive the relay) and telling hooks (copied). NULL
+ * on failure.
+ */
+struct relay	*relay_new(struct loop *, const char *url, enum relay_role,
+		    const struct relay_conf *conf,
+		    const struct relay_hooks *hooks);
 /* Tear down at once: no callbacks; not from inside the relay's own. */
 void		 relay_free(struct relay *);
-/* Change state: log, store, remember the error (may be NULL). */
+/* Change state: log, tell the hooks, remember the error (may be NULL). */
 void		 relay_set_state(struct relay *, enum relay_state,
 		    const char *error);
 /* Start a connection attempt now (from new or backoff). */
@@ -189,11 +204,15 @@ void		 relay_note_invalid(struct relay *);
 void		 relay_sub_close(struct pool_sub *);
 /* Send a publish frame now. 0, or -1 (nothing queued). */
 int		 relay_publish(struct relay *, struct relay_pub *);
-/* Start the NIP-11 fetch of this connect cycle (pool.c); no-op if due later. */
-void		 pool_nip11_start(struct relay *);
-/* Abandon a NIP-11 fetch in flight. */
-void		 pool_nip11_cancel(struct relay *);
-/* Apply a NIP-11 max_subscriptions / limits to the cap in force. */
+/*
+ * A first NIP-11 document is on its way (pending) or not: while it is,
+ * REQs wait for it at most RELAY_NIP11_WAIT_MS after the connection opens.
+ */
+void		 relay_limits_pending(struct relay *, bool pending);
+/*
+ * Apply max_subscriptions (and the other limits set in the relay) to the
+ * cap in force, end any wait for them, and send what the cap now allows.
+ */
 void		 relay_apply_limits(struct relay *);
 
 #endif

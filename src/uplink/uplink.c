@@ -116,10 +116,10 @@ uplink_pool(struct uplink *up)
 		return up->o.pool;
 	if (up->own_pool == NULL) {
 		memset(&po, 0, sizeof(po));
-		po.dns = uplink_dns(up);
-		po.ca_file = config_get(up->o.cfg, "tls.ca_file");
-		po.store = up->o.store;
-		po.key = up->o.key;
+		po.conf.dns = uplink_dns(up);
+		po.conf.ca_file = config_get(up->o.cfg, "tls.ca_file");
+		po.conf.key = up->o.key;
+		po.observer = up->o.relay_observer;
 		up->own_pool = pool_new(up->o.loop, &po);
 	}
 	return up->own_pool;

@@ -25,6 +25,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "relay/pool.h"
+
 struct loop;
 struct store;
 struct config;
@@ -45,6 +47,8 @@ struct uplink_opts {
 	const struct nostr_key	*key;	/* NIP-42 AUTH and box_pubkey */
 	struct pool		*pool;
 	struct dns		*dns;
+	/* records its own pool's relay (pool_opts.observer); may be empty */
+	struct pool_observer	 relay_observer;
 	/*
 	 * Called when uplink.url is taken up (or emptied), so new events are
 	 * queued for the uplink or not; may be NULL.

@@ -38,6 +38,8 @@
 #include "relay/pool.h"
 #include "relay/relay.h"
 #include "store/store.h"
+#include "sync/ingest.h"
+#include "sync/relays_obs.h"
 
 #define MAX_RELAYS	8
 
@@ -250,6 +252,8 @@ main(int argc, char **argv)
 	struct pool_opts	 o;
 	struct loop		*loop;
 	struct store		*st = NULL;
+	struct ingest		*ing = NULL;
+	struct relays_obs	*obs = NULL;
 	const char		*ftext = "{\"kinds\":[1],\"limit\":50}";
 	const char		*dir = NULL;
 	char			 err[256];
@@ -262,15 +266,15 @@ main(int argc, char **argv)
 	while ((c = getopt(argc, argv, "t:p:kPn:f:d:b:Nc:M:")) != -1) {
 		switch (c) {
 		case 't': secs = atoi(optarg); break;
-		case 'p': o.pace_ms = (uint32_t)atoi(optarg); break;
+		case 'p': o.conf.pace_ms = (uint32_t)atoi(optarg); break;
 		case 'k': have_key = 1; break;
 		case 'P': publish = have_key = 1; break;
 		case 'n': want = (size_t)atoi(optarg); break;
 		case 'f': ftext = optarg; break;
 		case 'd': dir = optarg; break;
-		case 'b': o.backoff_base_ms = (uint32_t)atoi(optarg); break;
+		case 'b': o.conf.backoff_base_ms = (uint32_t)atoi(optarg); break;
 		case 'N': o.no_nip11 = true; break;
-		case 'c': o.ca_file = optarg; break;
+		case 'c': o.conf.ca_file = optarg; break;
 		case 'M': mem_n = atoi(optarg); break;
 		default: return 2;
 		}
@@ -290,23 +294,25 @@ main(int argc, char **argv)
 	if (have_key) {
 		if (tls_random(sk, sizeof(sk)) == -1 || key_from_secret(&key, sk) == -1)
 			return 2;
-		o.key = &key;
+		o.conf.key = &key;
 	}
 	if (dir != NULL && store_open(&st, dir, err, sizeof(err)) == -1) {
 		fprintf(stderr, "store: %s\n", err);
 		return 2;
 	}
 	buf_init(&scratch, EVENT_SERIAL_MAX_BYTES);
-	if ((loop = loop_new()) == NULL || (o.dns = dns_new(loop)) == NULL)
+	if ((loop = loop_new()) == NULL || (o.conf.dns = dns_new(loop)) == NULL)
 		return 2;
-	o.store = st;
-	o.ping_ms = 2000;
-	o.dead_ms = 6000;
-	o.ratelimit_base_ms = 300;
+	if (st != NULL && (ing = ingest_new(loop, st)) != NULL &&
+	    (obs = relays_obs_new(st, ing)) != NULL)
+		o.observer = relays_obs_observer(obs);
+	o.conf.ping_ms = 2000;
+	o.conf.dead_ms = 6000;
+	o.conf.ratelimit_base_ms = 300;
 	if ((pool = pool_new(loop, &o)) == NULL)
 		return 2;
 	if (mem_n != 0)
-		c = mem(loop, targets[0].url, mem_n, o.ca_file);
+		c = mem(loop, targets[0].url, mem_n, o.conf.ca_file);
 	for (i = 0; mem_n == 0 && i < ntargets; i++) {
 		if (pool_relay_add(pool, targets[i].url, RELAY_ROLE_CUSTOM) == NULL)
 			return 2;
@@ -327,7 +333,9 @@ main(int argc, char **argv)
 		c = finished() >= want ? 0 : 1;
 	/* Releases every connection before returning: no extra round. */
 	pool_free(pool);
-	dns_free(o.dns);
+	relays_obs_free(obs);
+	ingest_free(ing);
+	dns_free(o.conf.dns);
 	loop_free(loop);
 	store_close(st);
 	filter_free(&filt);

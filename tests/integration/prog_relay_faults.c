@@ -44,6 +44,7 @@
 #include "nostr/key.h"
 #include "relay/pool.h"
 #include "store/store.h"
+#include "sync/relays_obs.h"
 
 #define MAX_TARGETS	16
 #define MAX_SUBS	8
@@ -69,6 +70,7 @@ struct sub {
 static struct loop	*L;
 static struct dns	*D;
 static struct store	*S;
+static struct relays_obs *OBS;		/* records into S, when given */
 static struct pool	*P;
 static struct nostr_key	 key;
 static struct buf	 scratch;
@@ -119,9 +121,10 @@ fact(const char *name, const char *k, unsigned long long v)
 static void
 pool_start(struct pool_opts *o)
 {
-	o->dns = D;
-	o->store = S;
-	o->ca_file = ca;
+	o->conf.dns = D;
+	o->conf.ca_file = ca;
+	if (OBS != NULL)
+		o->observer = relays_obs_observer(OBS);
 	if ((P = pool_new(L, o)) == NULL)
 		exit(2);
 }
@@ -368,7 +371,7 @@ in_backoff(void *name)
 static void
 scenario_tls(void)
 {
-	struct pool_opts	 o = { .backoff_base_ms = 60000 };
+	struct pool_opts	 o = { .conf.backoff_base_ms = 60000 };
 	struct pool_relay_info	 i;
 	bool			 got;
 	struct sub		 ok, wrong, rogue;
@@ -409,8 +412,8 @@ scenario_tls(void)
 static void
 scenario_oversized(void)
 {
-	struct pool_opts	 o = { .backoff_base_ms = 200,
-				       .max_msg_bytes = 65536 };
+	struct pool_opts	 o = { .conf.backoff_base_ms = 200,
+				       .conf.max_msg_bytes = 65536 };
 	struct pool_relay_info	 i;
 	bool			 got;
 	struct sub		 big, plain;
@@ -506,8 +509,9 @@ two_eose(void *arg)
 static void
 scenario_dead(void)
 {
-	struct pool_opts	 o = { .ping_ms = 300, .dead_ms = 1500,
-				       .backoff_base_ms = 200 };
+	struct pool_opts	 o = { .conf.ping_ms = 300,
+				       .conf.dead_ms = 1500,
+				       .conf.backoff_base_ms = 200 };
 	struct pool_relay_info	 i;
 	bool			 got;
 	struct sub		 s;
@@ -547,8 +551,9 @@ scenario_dead(void)
 static void
 scenario_slow(void)
 {
-	struct pool_opts	 o = { .ping_ms = 300, .dead_ms = 1500,
-				       .backoff_base_ms = 200 };
+	struct pool_opts	 o = { .conf.ping_ms = 300,
+				       .conf.dead_ms = 1500,
+				       .conf.backoff_base_ms = 200 };
 	struct pool_relay_info	 i;
 	bool			 got;
 	struct sub		 slow, fast;
@@ -661,6 +666,8 @@ main(int argc, char **argv)
 	buf_init(&scratch, EVENT_SERIAL_MAX_BYTES);
 	if ((L = loop_new()) == NULL || (D = dns_new(L)) == NULL)
 		return 2;
+	if (S != NULL && (OBS = relays_obs_new(S, NULL)) == NULL)
+		return 2;
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (strcmp(scenarios[i].name, argv[optind]) == 0)
 			break;
@@ -670,6 +677,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	scenarios[i].run();
+	relays_obs_free(OBS);
 	dns_free(D);
 	loop_free(L);
 	store_close(S);
