@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -305,18 +306,6 @@ relay_backoff_cap(const struct relay *r)
 	return o->backoff_cap_ms ? o->backoff_cap_ms : RELAY_BACKOFF_CAP_MS;
 }
 
-/* base doubled n - 1 times, at most cap. */
-static uint64_t
-relay_doubled(uint64_t base, uint32_t n, uint64_t cap)
-{
-	uint64_t	d = base;
-	uint32_t	i;
-
-	for (i = 1; i < n && d < cap; i++)
-		d *= 2;
-	return d > cap ? cap : d;
-}
-
 /* The delay before the next attempt: at least floor_ms (capped too). */
 static uint64_t
 relay_backoff_ms(const struct relay *r, uint64_t floor_ms)
@@ -325,11 +314,12 @@ relay_backoff_ms(const struct relay *r, uint64_t floor_ms)
 	uint64_t		 d, cap = relay_backoff_cap(r);
 	uint32_t		 rnd = 0;
 
-	d = relay_doubled(o->backoff_base_ms ? o->backoff_base_ms :
-	    RELAY_BACKOFF_BASE_MS, r->failures, cap);
-	/* Full delay halved plus up to half at random, so relays spread. */
+	d = backoff_ms(o->backoff_base_ms ? o->backoff_base_ms :
+	    RELAY_BACKOFF_BASE_MS, r->failures > 0 ? r->failures - 1 : 0,
+	    cap);
+	/* Spread, so relays that failed together do not retry together. */
 	(void)tls_random(&rnd, sizeof(rnd));
-	d = d / 2 + (d / 2 ? rnd % (d / 2 + 1) : 0);
+	d = backoff_jitter(d, rnd);
 	if (floor_ms > cap)
 		floor_ms = cap;
 	return d < floor_ms ? floor_ms : d;
@@ -425,8 +415,8 @@ relay_cut(struct relay *r)
 	r->inv_window_ms = 0;
 	if (r->ws != NULL)
 		ws_close(r->ws, WS_CODE_POLICY, "too many invalid events");
-	relay_lose(r, why, relay_doubled(RELAY_INVALID_BACKOFF_MS,
-	    r->cut_strikes, relay_backoff_cap(r)));
+	relay_lose(r, why, backoff_ms(RELAY_INVALID_BACKOFF_MS,
+	    r->cut_strikes - 1, relay_backoff_cap(r)));
 }
 
 void
@@ -566,15 +556,11 @@ on_eose(struct relay *r, struct relay_msg *m)
 static void
 relay_ratelimit(struct relay *r)
 {
-	uint64_t	d = r->conf->ratelimit_base_ms ?
-			    r->conf->ratelimit_base_ms :
-			    RELAY_RATELIMIT_BASE_MS;
-	uint32_t	i;
+	uint64_t	d;
 
-	for (i = 0; i < r->ratelimit_strikes && d < RELAY_RATELIMIT_CAP_MS; i++)
-		d *= 2;
-	if (d > RELAY_RATELIMIT_CAP_MS)
-		d = RELAY_RATELIMIT_CAP_MS;
+	d = backoff_ms(r->conf->ratelimit_base_ms ?
+	    r->conf->ratelimit_base_ms : RELAY_RATELIMIT_BASE_MS,
+	    r->ratelimit_strikes, RELAY_RATELIMIT_CAP_MS);
 	r->ratelimit_strikes++;
 	r->ratelimit_until_ms = relay_now(r) + d;
 	log_info("relay %s: rate-limited, new REQs paused %llu ms", r->url,

@@ -27,6 +27,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/backoff.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/hex.h"
@@ -787,13 +788,11 @@ drelay_find(struct drain *d, const char *url)
 static int64_t
 row_retry_delay(const struct store_cursor *c)
 {
-	int64_t	records = c->stalls_total / DRAIN_MAX_STALLS, delay;
+	int64_t	records = c->stalls_total / DRAIN_MAX_STALLS;
 
-	delay = DRAIN_NOANSWER_RETRY_S;
-	while (--records > 0 && delay < DRAIN_NOANSWER_RETRY_MAX_S)
-		delay *= 2;
-	return delay < DRAIN_NOANSWER_RETRY_MAX_S ? delay :
-	    DRAIN_NOANSWER_RETRY_MAX_S;
+	return (int64_t)backoff_ms(DRAIN_NOANSWER_RETRY_S,
+	    records > 1 ? (uint32_t)(records - 1) : 0,
+	    DRAIN_NOANSWER_RETRY_MAX_S);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
 #include "core/log.h"
 #include "store/recovery.h"
 #include "store/store.h"
@@ -103,15 +104,14 @@ recovery_set_backoff(struct recovery *r, int64_t base_ms, int64_t max_ms)
 int64_t
 recovery_backoff_ms(const struct recovery *r, int64_t failures)
 {
-	int	shift;
+	uint32_t	doublings;
 
 	if (failures < 0)
 		failures = 0;
-	shift = failures > RECOVERY_BACKOFF_MAX_DOUBLINGS ?
-	    RECOVERY_BACKOFF_MAX_DOUBLINGS : (int)failures;
-	if (r->base_ms > (r->max_ms >> shift))
-		return r->max_ms;
-	return r->base_ms << shift;
+	doublings = failures > RECOVERY_BACKOFF_MAX_DOUBLINGS ?
+	    RECOVERY_BACKOFF_MAX_DOUBLINGS : (uint32_t)failures;
+	return (int64_t)backoff_ms((uint64_t)r->base_ms, doublings,
+	    (uint64_t)r->max_ms);
 }
 
 /*

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
 #include "core/clock.h"
 #include "core/hex.h"
 #include "core/limits.h"
@@ -66,12 +67,8 @@ nostr_state(struct nostr *ns, const char *s)
 static uint64_t
 nostr_pause_ms(unsigned pauses)
 {
-	uint64_t	d = UPLINK_WS_PAUSE_BASE_MS;
-	unsigned	i;
-
-	for (i = 1; i < pauses && d < UPLINK_WS_PAUSE_CAP_MS; i++)
-		d *= 2;
-	return d > UPLINK_WS_PAUSE_CAP_MS ? UPLINK_WS_PAUSE_CAP_MS : d;
+	return backoff_ms(UPLINK_WS_PAUSE_BASE_MS, pauses > 0 ? pauses - 1 : 0,
+	    UPLINK_WS_PAUSE_CAP_MS);
 }
 
 /* Stop sending for a while and resend from the oldest pending row. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/backoff.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/limits.h"
@@ -199,12 +200,8 @@ uplink_rejected(struct uplink *up, uint64_t n)
 uint64_t
 uplink_backoff_ms(unsigned failures)
 {
-	uint64_t	d = UPLINK_BACKOFF_BASE_MS;
-	unsigned	i;
-
-	for (i = 1; i < failures && d < UPLINK_BACKOFF_CAP_MS; i++)
-		d *= 2;
-	return d > UPLINK_BACKOFF_CAP_MS ? UPLINK_BACKOFF_CAP_MS : d;
+	return backoff_ms(UPLINK_BACKOFF_BASE_MS,
+	    failures > 0 ? failures - 1 : 0, UPLINK_BACKOFF_CAP_MS);
 }
 
 /* The driver for url's scheme; NULL with *why set when none serves it. */
