@@ -292,6 +292,14 @@ loop_timer_cancel(struct loop *l, uint64_t id)
 	}
 }
 
+void
+loop_timer_clear(struct loop *l, uint64_t *id)
+{
+	if (*id != 0)
+		loop_timer_cancel(l, *id);
+	*id = 0;
+}
+
 /* Run cb at the top of every round. 0, or -1 when out of memory. */
 int
 loop_hook_add(struct loop *l, loop_hook_cb cb, void *arg)

@@ -46,6 +46,11 @@ void		 loop_fd_del(struct loop *, int fd);
 uint64_t	 loop_timer_add(struct loop *, uint64_t delay_ms, loop_timer_cb, void *arg);
 /* Cancel a pending timer; an id that already fired or was cancelled is ignored. */
 void		 loop_timer_cancel(struct loop *, uint64_t id);
+/*
+ * The common case: cancel the timer *id names, if any, and set *id to 0
+ * (the "no timer" value every owner keeps).
+ */
+void		 loop_timer_clear(struct loop *, uint64_t *id);
 
 /*
  * Call cb at the top of every round, before the poll timeout is computed:

@@ -79,10 +79,8 @@ dns_req_destroy(struct dns_req *r)
 		d->reqs = r->next;
 	if (r->next != NULL)
 		r->next->prev = r->prev;
-	if (r->deliver_timer != 0)
-		loop_timer_cancel(d->loop, r->deliver_timer);
-	if (r->timeout_timer != 0)
-		loop_timer_cancel(d->loop, r->timeout_timer);
+	loop_timer_clear(d->loop, &r->deliver_timer);
+	loop_timer_clear(d->loop, &r->timeout_timer);
 	free(r);
 }
 
@@ -135,10 +133,7 @@ dns_rearm(struct dns *d)
 	struct timeval	 tvbuf, *tv;
 	uint64_t	 ms;
 
-	if (d->timer != 0) {
-		loop_timer_cancel(d->loop, d->timer);
-		d->timer = 0;
-	}
+	loop_timer_clear(d->loop, &d->timer);
 	if (d->in_flight == 0 || d->destroying)
 		return;
 	if ((tv = ares_timeout(d->channel, NULL, &tvbuf)) == NULL)
@@ -165,10 +160,7 @@ dns_deliver(struct loop *l, void *arg)
 static void
 dns_park(struct dns_req *r, const char *err)
 {
-	if (r->timeout_timer != 0) {
-		loop_timer_cancel(r->dns->loop, r->timeout_timer);
-		r->timeout_timer = 0;
-	}
+	loop_timer_clear(r->dns->loop, &r->timeout_timer);
 	r->err = err;
 	r->state = DNS_REQ_ANSWERED;
 	r->deliver_timer = loop_timer_add(r->dns->loop, 0, dns_deliver, r);
@@ -377,8 +369,7 @@ dns_free(struct dns *d)
 	if (d == NULL)
 		return;
 	d->destroying = true;
-	if (d->timer != 0)
-		loop_timer_cancel(d->loop, d->timer);
+	loop_timer_clear(d->loop, &d->timer);
 	/* Runs dns_on_answer(ARES_EDESTRUCTION) for every query in flight. */
 	ares_destroy(d->channel);
 	while (d->reqs != NULL)
@@ -422,10 +413,7 @@ dns_cancel(struct dns_req *r)
 		return;
 	if (r->state == DNS_REQ_QUERYING) {
 		r->state = DNS_REQ_ORPHAN;
-		if (r->timeout_timer != 0) {
-			loop_timer_cancel(r->dns->loop, r->timeout_timer);
-			r->timeout_timer = 0;
-		}
+		loop_timer_clear(r->dns->loop, &r->timeout_timer);
 		return;
 	}
 	if (r->state == DNS_REQ_ANSWERED)

@@ -192,8 +192,7 @@ struct http_req {
 static void
 http_req_free(struct http_req *r)
 {
-	if (r->timer != 0)
-		loop_timer_cancel(r->loop, r->timer);
+	loop_timer_clear(r->loop, &r->timer);
 	stream_close(r->st);
 	buf_free(&r->out);
 	buf_free(&r->head);

@@ -438,10 +438,8 @@ http_door_free(struct http_door *d)
 		return;
 	while (d->head != NULL)
 		conn_drop(d, d->head, 1);
-	if (d->sweep != 0)
-		loop_timer_cancel(d->loop, d->sweep);
-	if (d->paused != 0)
-		loop_timer_cancel(d->loop, d->paused);
+	loop_timer_clear(d->loop, &d->sweep);
+	loop_timer_clear(d->loop, &d->paused);
 	loop_fd_del(d->loop, d->lfd);
 	close(d->lfd);
 	free(d);

@@ -85,10 +85,7 @@ tcp_fail_attempt(struct tcp_connect *c, const char *what, int e)
 		close(c->fd);
 		c->fd = -1;
 	}
-	if (c->timer != 0) {
-		loop_timer_cancel(c->loop, c->timer);
-		c->timer = 0;
-	}
+	loop_timer_clear(c->loop, &c->timer);
 	tcp_try_next(c->loop, c);
 }
 
@@ -100,8 +97,7 @@ tcp_done(struct tcp_connect *c, int fd)
 	char	 err[sizeof(c->err)];
 
 	memcpy(err, c->err, sizeof(err));
-	if (c->timer != 0)
-		loop_timer_cancel(c->loop, c->timer);
+	loop_timer_clear(c->loop, &c->timer);
 	free(c);
 	cb(fd, fd == -1 ? err : NULL, arg);
 }
@@ -203,7 +199,6 @@ tcp_connect_cancel(struct tcp_connect *c)
 		loop_fd_del(c->loop, c->fd);
 		close(c->fd);
 	}
-	if (c->timer != 0)
-		loop_timer_cancel(c->loop, c->timer);
+	loop_timer_clear(c->loop, &c->timer);
 	free(c);
 }

@@ -96,10 +96,7 @@ ws_stage(struct ws_conn *c, enum ws_state s)
 static void
 ws_timer_stop(struct ws_conn *c)
 {
-	if (c->timer != 0) {
-		loop_timer_cancel(c->loop, c->timer);
-		c->timer = 0;
-	}
+	loop_timer_clear(c->loop, &c->timer);
 }
 
 /*
@@ -653,8 +650,7 @@ static void
 ws_release(struct ws_conn *c)
 {
 	ws_timer_stop(c);
-	if (c->reap_timer != 0)
-		loop_timer_cancel(c->loop, c->reap_timer);
+	loop_timer_clear(c->loop, &c->reap_timer);
 	if (c->ctx != NULL && c->st != NULL && c->state == WS_CLOSING &&
 	    wslay_event_want_write(c->ctx))
 		(void)wslay_event_send(c->ctx);

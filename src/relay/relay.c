@@ -107,10 +107,9 @@ relay_cancel_timers(struct relay *r)
 {
 	struct loop	*l = r->loop;
 
-	loop_timer_cancel(l, r->retry_timer);
-	loop_timer_cancel(l, r->keepalive_timer);
-	loop_timer_cancel(l, r->pump_timer);
-	r->retry_timer = r->keepalive_timer = r->pump_timer = 0;
+	loop_timer_clear(l, &r->retry_timer);
+	loop_timer_clear(l, &r->keepalive_timer);
+	loop_timer_clear(l, &r->pump_timer);
 	r->pump_at_ms = 0;
 }
 

@@ -184,8 +184,7 @@ step_finish(struct step *s)
 
 	if (s->sub != NULL)
 		pool_sub_close(s->sub);
-	if (s->timer != 0)
-		loop_timer_cancel(dr->d->loop, s->timer);
+	loop_timer_clear(dr->d->loop, &s->timer);
 	TAILQ_REMOVE(&dr->steps, s, entry);
 	dr->nsteps--;
 	dr->d->nsteps--;
@@ -674,14 +673,12 @@ drelay_free(struct drelay *dr)
 	while ((s = TAILQ_FIRST(&dr->steps)) != NULL) {
 		if (s->sub != NULL)
 			pool_sub_close(s->sub);
-		if (s->timer != 0)
-			loop_timer_cancel(dr->d->loop, s->timer);
+		loop_timer_clear(dr->d->loop, &s->timer);
 		TAILQ_REMOVE(&dr->steps, s, entry);
 		filter_free(&s->f);
 		free(s);
 	}
-	if (dr->pump_timer != 0)
-		loop_timer_cancel(dr->d->loop, dr->pump_timer);
+	loop_timer_clear(dr->d->loop, &dr->pump_timer);
 	free(dr->url);
 	free(dr);
 }
@@ -737,8 +734,7 @@ drain_free(struct drain *d)
 
 	if (d == NULL)
 		return;
-	if (d->tick_timer != 0)
-		loop_timer_cancel(d->loop, d->tick_timer);
+	loop_timer_clear(d->loop, &d->tick_timer);
 	while ((dr = TAILQ_FIRST(&d->relays)) != NULL) {
 		TAILQ_REMOVE(&d->relays, dr, entry);
 		drelay_free(dr);

@@ -155,8 +155,7 @@ fetch_free(struct fetch *fe)
 
 	if (fe->sub != NULL)
 		pool_sub_close(fe->sub);
-	if (fe->timer != 0)
-		loop_timer_cancel(fg->loop, fe->timer);
+	loop_timer_clear(fg->loop, &fe->timer);
 	TAILQ_REMOVE(&fg->fetches, fe, entry);
 	sync_filters_free(fe->f, fe->nf);
 	free(fe);
@@ -181,10 +180,7 @@ phase_begin(struct follow *fg, enum follow_phase p)
 	fg->nprel = 0;
 	fg->answered = false;
 	fg->phase_ms = loop_now_ms(fg->loop);
-	if (fg->grace_timer != 0) {
-		loop_timer_cancel(fg->loop, fg->grace_timer);
-		fg->grace_timer = 0;
-	}
+	loop_timer_clear(fg->loop, &fg->grace_timer);
 }
 
 /*
@@ -568,14 +564,10 @@ follow_free(struct follow *fg)
 		return;
 	while ((fe = TAILQ_FIRST(&fg->fetches)) != NULL)
 		fetch_free(fe);
-	if (fg->refresh_timer != 0)
-		loop_timer_cancel(fg->loop, fg->refresh_timer);
-	if (fg->notify_timer != 0)
-		loop_timer_cancel(fg->loop, fg->notify_timer);
-	if (fg->advance_timer != 0)
-		loop_timer_cancel(fg->loop, fg->advance_timer);
-	if (fg->grace_timer != 0)
-		loop_timer_cancel(fg->loop, fg->grace_timer);
+	loop_timer_clear(fg->loop, &fg->refresh_timer);
+	loop_timer_clear(fg->loop, &fg->notify_timer);
+	loop_timer_clear(fg->loop, &fg->advance_timer);
+	loop_timer_clear(fg->loop, &fg->grace_timer);
 	free(fg->prel);
 	free(fg);
 }
@@ -607,10 +599,7 @@ follow_refresh(struct follow *fg)
 		fg->refresh_wanted = true;
 		return;
 	}
-	if (fg->refresh_timer != 0) {
-		loop_timer_cancel(fg->loop, fg->refresh_timer);
-		fg->refresh_timer = 0;
-	}
+	loop_timer_clear(fg->loop, &fg->refresh_timer);
 	roots_parse(fg);
 	phase_begin(fg, FOLLOW_ROOTS);
 	if (fg->nroots > 0)

@@ -341,10 +341,7 @@ ingest_flush(struct ingest *ing)
 		ingest_arm(ing);	/* try again later */
 		return -1;
 	}
-	if (ing->commit_timer != 0) {
-		loop_timer_cancel(ing->loop, ing->commit_timer);
-		ing->commit_timer = 0;
-	}
+	loop_timer_clear(ing->loop, &ing->commit_timer);
 	ing->tx_open = false;
 	if (newest_write(ing) == -1) {
 		store_rollback(ing->store);

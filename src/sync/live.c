@@ -415,8 +415,7 @@ live_free(struct live *lv)
 	while ((lr = TAILQ_FIRST(&lv->relays)) != NULL) {
 		TAILQ_REMOVE(&lv->relays, lr, entry);
 		lrelay_close_all(lr);
-		if (lr->timer != 0)
-			loop_timer_cancel(lv->loop, lr->timer);
+		loop_timer_clear(lv->loop, &lr->timer);
 		free(lr->set);
 		free(lr->url);
 		free(lr);

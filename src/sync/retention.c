@@ -111,8 +111,7 @@ static void	ret_tick(struct loop *, void *);
 static void
 ret_schedule(struct retention *r, uint64_t delay_ms)
 {
-	if (r->timer != 0)
-		loop_timer_cancel(r->loop, r->timer);
+	loop_timer_clear(r->loop, &r->timer);
 	r->timer = loop_timer_add(r->loop, delay_ms, ret_tick, r);
 	if (r->timer == 0)
 		log_rl(&r->rl_error, LOG_LEVEL_WARN, "retention: no timer: "
@@ -250,8 +249,7 @@ retention_free(struct retention *r)
 {
 	if (r == NULL)
 		return;
-	if (r->timer != 0)
-		loop_timer_cancel(r->loop, r->timer);
+	loop_timer_clear(r->loop, &r->timer);
 	free(r);
 }
 

@@ -476,8 +476,7 @@ console_free(struct console *con)
 {
 	if (con == NULL)
 		return;
-	if (con->reopen_timer != 0)
-		loop_timer_cancel(con->loop, con->reopen_timer);
+	loop_timer_clear(con->loop, &con->reopen_timer);
 	release_dev(con);
 	buf_free(&con->out);
 	free(con);

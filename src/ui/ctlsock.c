@@ -102,9 +102,7 @@ client_close(struct ctl_client *c)
 		return;
 	c->closing = 1;
 	loop_fd_del(c->owner->loop, c->fd);
-	if (c->timer != 0)
-		loop_timer_cancel(c->owner->loop, c->timer);
-	c->timer = 0;
+	loop_timer_clear(c->owner->loop, &c->timer);
 }
 
 static void
@@ -352,8 +350,7 @@ ctlsock_free(struct ctlsock *cs)
 	while ((c = cs->clients) != NULL) {
 		cs->clients = c->next;
 		loop_fd_del(cs->loop, c->fd);
-		if (c->timer != 0)
-			loop_timer_cancel(cs->loop, c->timer);
+		loop_timer_clear(cs->loop, &c->timer);
 		client_free(c);
 	}
 	loop_hook_del(cs->loop, ctlsock_reap, cs);

@@ -734,9 +734,7 @@ on_hook(struct loop *loop, void *arg)
 		want = loop_now_ms(loop) + ms;
 	if (want == h->deadline_ms)
 		return;
-	if (h->timer != 0)
-		loop_timer_cancel(loop, h->timer);
-	h->timer = 0;
+	loop_timer_clear(loop, &h->timer);
 	h->deadline_ms = want;
 	if (want != 0 && (h->timer = loop_timer_add(loop, ms, on_timer,
 	    h)) == 0)
@@ -957,10 +955,8 @@ http_free(struct http *h)
 		return;
 	app_section_del(h->app, h);
 	http_door_free(h->door);
-	if (h->timer != 0)
-		loop_timer_cancel(h->loop, h->timer);
-	if (h->sweep != 0)
-		loop_timer_cancel(h->loop, h->sweep);
+	loop_timer_clear(h->loop, &h->timer);
+	loop_timer_clear(h->loop, &h->sweep);
 	loop_hook_del(h->loop, on_hook, h);
 	if (h->epfd != -1)
 		loop_fd_del(h->loop, h->epfd);

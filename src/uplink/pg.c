@@ -168,8 +168,7 @@ pg_opt(const struct pg *pg, const char *keyword)
 static void
 pg_timer_cancel(struct pg *pg)
 {
-	loop_timer_cancel(pg->loop, pg->timer);
-	pg->timer = 0;
+	loop_timer_clear(pg->loop, &pg->timer);
 }
 
 /*

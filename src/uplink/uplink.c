@@ -335,9 +335,8 @@ uplink_stop(struct uplink *up)
 {
 	if (!up->started)
 		return;
-	loop_timer_cancel(up->o.loop, up->tick_timer);
-	loop_timer_cancel(up->o.loop, up->kick_timer);
-	up->tick_timer = up->kick_timer = 0;
+	loop_timer_clear(up->o.loop, &up->tick_timer);
+	loop_timer_clear(up->o.loop, &up->kick_timer);
 	uplink_driver_stop(up);
 	up->started = false;
 	up->state = "off";
