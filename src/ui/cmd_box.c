@@ -244,13 +244,8 @@ add_pool_rows(struct app *app, cJSON *list)
 
 	for (i = 0; i < n; i++) {
 		if (pool_relay_info(app->pool, i, &info) == -1 ||
-		    (r = cJSON_CreateObject()) == NULL)
+		    (r = status_relay_info(&info)) == NULL)
 			continue;
-		cJSON_AddStringToObject(r, "url", info.url);
-		cJSON_AddStringToObject(r, "role", info.role);
-		cJSON_AddStringToObject(r, "state", info.state);
-		cJSON_AddNumberToObject(r, "events", (double)info.events);
-		cJSON_AddStringToObject(r, "last_error", info.last_error);
 		cJSON_AddBoolToObject(r, "configured", list_contains(
 		    config_get(app->cfg, RELAYS_KEY), info.url, same_url));
 		cJSON_AddItemToArray(list, r);

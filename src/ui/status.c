@@ -111,6 +111,29 @@ add_relay_row(const struct store_relay_row *row, void *arg)
 	cJSON_AddItemToArray(arg, r);
 }
 
+cJSON *
+status_relay_info(const struct pool_relay_info *info)
+{
+	cJSON	*r = cJSON_CreateObject();
+
+	if (r == NULL)
+		return NULL;
+	cJSON_AddStringToObject(r, "url", info->url);
+	cJSON_AddStringToObject(r, "role", info->role);
+	cJSON_AddStringToObject(r, "state", info->state);
+	cJSON_AddNumberToObject(r, "events", (double)info->events);
+	cJSON_AddNumberToObject(r, "reqs", (double)info->reqs);
+	cJSON_AddNumberToObject(r, "invalid", (double)info->invalid);
+	cJSON_AddNumberToObject(r, "cut_invalid", (double)info->cut_invalid);
+	cJSON_AddNumberToObject(r, "subs_open", (double)info->subs_open);
+	cJSON_AddNumberToObject(r, "subs_queued", (double)info->subs_queued);
+	if (info->last_error[0] != '\0')
+		cJSON_AddStringToObject(r, "last_error", info->last_error);
+	else
+		cJSON_AddNullToObject(r, "last_error");
+	return r;
+}
+
 /* The pool's live view of every relay it runs. */
 static void
 add_relays_pool(cJSON *list, const struct pool *pool)
@@ -119,28 +142,10 @@ add_relays_pool(cJSON *list, const struct pool *pool)
 	size_t			 i, n = pool_relay_count(pool);
 	cJSON			*r;
 
-	for (i = 0; i < n; i++) {
-		if (pool_relay_info(pool, i, &info) == -1 ||
-		    (r = cJSON_CreateObject()) == NULL)
-			continue;
-		cJSON_AddStringToObject(r, "url", info.url);
-		cJSON_AddStringToObject(r, "role", info.role);
-		cJSON_AddStringToObject(r, "state", info.state);
-		cJSON_AddNumberToObject(r, "events", (double)info.events);
-		cJSON_AddNumberToObject(r, "reqs", (double)info.reqs);
-		cJSON_AddNumberToObject(r, "invalid", (double)info.invalid);
-		cJSON_AddNumberToObject(r, "cut_invalid",
-		    (double)info.cut_invalid);
-		cJSON_AddNumberToObject(r, "subs_open", (double)info.subs_open);
-		cJSON_AddNumberToObject(r, "subs_queued",
-		    (double)info.subs_queued);
-		if (info.last_error[0] != '\0')
-			cJSON_AddStringToObject(r, "last_error",
-			    info.last_error);
-		else
-			cJSON_AddNullToObject(r, "last_error");
-		cJSON_AddItemToArray(list, r);
-	}
+	for (i = 0; i < n; i++)
+		if (pool_relay_info(pool, i, &info) == 0 &&
+		    (r = status_relay_info(&info)) != NULL)
+			cJSON_AddItemToArray(list, r);
 }
 
 static void

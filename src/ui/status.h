@@ -9,6 +9,7 @@
 
 struct app;
 struct store_relay_row;
+struct pool_relay_info;
 
 /* A new status object owned by the caller; NULL on allocation failure. */
 cJSON	*status_json(struct app *);
@@ -19,6 +20,12 @@ cJSON	*status_json(struct app *);
  * failure.
  */
 cJSON	*status_relay_row(const struct store_relay_row *);
+/*
+ * One relay of a running pool as the status shows it (url, role, state,
+ * traffic, subscriptions, last_error or null): a new object the caller
+ * owns, NULL when out of memory.
+ */
+cJSON	*status_relay_info(const struct pool_relay_info *);
 
 /* Resident set size of this process in bytes, 0 if unknown. */
 long	 status_rss_bytes(void);
