@@ -1,7 +1,8 @@
 /*
  * common.h — what the pool (pool.c) and each relay connection (relay.c)
  * share: roles, a relay's connection settings, the callbacks a
- * subscription and a publish are given, and the traffic counters. Both
+ * subscription, a negentropy session and a publish are given, and the
+ * traffic counters. Both
  * headers include this one; neither includes the other's internals.
  */
 #ifndef CACHEBOX_RELAY_COMMON_H
@@ -61,6 +62,31 @@ struct pool_sub_cbs {
 };
 
 /*
+ * Why a negentropy session (pool_neg_open) ended without a NEG-CLOSE of
+ * ours. The text given with it says more (pool.h).
+ */
+enum pool_neg_end {
+	POOL_NEG_END_ERR = 0,	/* NEG-ERR: the relay's reason, as given */
+	POOL_NEG_END_CLOSED,	/* CLOSED for its id: the relay's message */
+	POOL_NEG_END_NOTICE,	/* a NOTICE refusing NEG-OPEN: "notice: <text>" */
+	POOL_NEG_END_BAD_MSG,	/* a NEG-MSG not hex or too long: "bad NEG-MSG: ..." */
+	POOL_NEG_END_LOST,	/* the connection was lost: "connection lost" */
+};
+
+/*
+ * Negentropy session callbacks. on_msg gets the relay's NEG-MSG decoded
+ * from hex (msg valid during the call only). on_err ends the session
+ * (why and text say how; text valid during the call): the handle is
+ * invalid once it returns. Either may be NULL.
+ */
+struct pool_neg_cbs {
+	void	(*on_msg)(struct pool_sub *, const uint8_t *msg, size_t len,
+		    void *arg);
+	void	(*on_err)(struct pool_sub *, enum pool_neg_end why,
+		    const char *text, void *arg);
+};
+
+/*
  * The relay's answer to a published event: accepted, the OK prefix and
  * message (reason ERROR and "error: ..." text when the connection was lost
  * or the pool gave up before an OK came).
@@ -79,6 +105,10 @@ struct relay_counters {
 	uint64_t	auth;		/* AUTH sent */
 	uint64_t	invalid;	/* bad frames and events ingest refused */
 	uint64_t	dropped;	/* EVENTs for no known subscription */
+	uint64_t	neg_opens;	/* NEG-OPENs sent */
+	uint64_t	neg_msgs_in;	/* NEG-MSGs received */
+	uint64_t	neg_msgs_out;	/* NEG-MSGs sent */
+	uint64_t	neg_errs;	/* NEG-ERRs received */
 };
 
 #endif

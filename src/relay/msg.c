@@ -259,7 +259,7 @@ msg_sub_text(struct relay_msg *msg, cJSON *root, const char *f, size_t len)
 	if ((e = msg_get_subid(msg, root)) != RELAY_MSG_PARSED ||
 	    (e = msg_get_text(msg, root, 2)) != RELAY_MSG_PARSED)
 		return e;
-	if (msg->type == RELAY_MSG_CLOSED)
+	if (msg->type == RELAY_MSG_CLOSED || msg->type == RELAY_MSG_NEG_ERR)
 		msg->reason = relay_reason_parse(msg->text, msg->text_len);
 	return RELAY_MSG_PARSED;
 }
@@ -556,39 +556,68 @@ relay_msg_build_auth(struct buf *out, const struct nostr_key *key,
 	return 0;
 }
 
-static bool
-hex_text_valid(const char *hex)
+/* Append "hex" of msg[0..n), quotes included, encoded in place. */
+static int
+put_hex_string(struct buf *out, const uint8_t *msg, size_t n)
 {
-	size_t	i;
-
-	for (i = 0; hex[i] != '\0'; i++)
-		if (hex_digit((unsigned char)hex[i]) == -1)
-			return false;
-	return i > 0 && i % 2 == 0;
+	if (msg == NULL || n == 0 || n > NEG_MAX_MSG_BYTES ||
+	    buf_putc(out, '"') == -1 || buf_reserve(out, 2 * n + 1) == -1)
+		return -1;
+	/* buf_reserve made room for 2n + 1 bytes and the NUL after them. */
+	if (hex_encode(msg, n, (char *)out->data + out->len,
+	    out->cap - out->len + 1) == -1)
+		return -1;
+	out->len += 2 * n;
+	return buf_putc(out, '"');
 }
 
 int
 relay_msg_build_neg_open(struct buf *out, const char *subid,
-    const struct filter *filter, const char *hex)
+    const struct filter *filter, const uint8_t *msg, size_t len)
 {
 	size_t	start = out->len;
 
-	if (filter == NULL || hex == NULL || !hex_text_valid(hex) ||
-	    put_head(out, "NEG-OPEN", subid) == -1 ||
+	if (filter == NULL || put_head(out, "NEG-OPEN", subid) == -1 ||
 	    buf_putc(out, ',') == -1 || filter_to_json(filter, out) == -1 ||
-	    buf_printf(out, ",\"%s\"]", hex) == -1)
+	    buf_putc(out, ',') == -1 || put_hex_string(out, msg, len) == -1 ||
+	    buf_putc(out, ']') == -1)
 		return out_restore(out, start);
 	return 0;
 }
 
 int
-relay_msg_build_neg_msg(struct buf *out, const char *subid, const char *hex)
+relay_msg_build_neg_msg(struct buf *out, const char *subid,
+    const uint8_t *msg, size_t len)
 {
 	size_t	start = out->len;
 
-	if (hex == NULL || !hex_text_valid(hex) ||
-	    put_head(out, "NEG-MSG", subid) == -1 ||
-	    buf_printf(out, ",\"%s\"]", hex) == -1)
+	if (put_head(out, "NEG-MSG", subid) == -1 || buf_putc(out, ',') == -1 ||
+	    put_hex_string(out, msg, len) == -1 || buf_putc(out, ']') == -1)
 		return out_restore(out, start);
+	return 0;
+}
+
+int
+relay_msg_neg_decode(const char *hex, size_t len, size_t max_bytes,
+    struct buf *out, const char **why)
+{
+	buf_reset(out);
+	*why = "not hex";
+	if (hex == NULL || len == 0 || len % 2 != 0)
+		return -1;
+	*why = "too long";
+	if (len / 2 > max_bytes)
+		return -1;
+	*why = "out of memory";
+	if (buf_reserve(out, len / 2) == -1)
+		return -1;
+	*why = "not hex";
+	if (hex_decode(hex, len, out->data, len / 2) == -1) {
+		out->data[0] = '\0';	/* len is still 0 */
+		return -1;
+	}
+	out->len = len / 2;
+	out->data[out->len] = '\0';
+	*why = "";
 	return 0;
 }

@@ -87,8 +87,8 @@ enum relay_reason {
  *   OK       event_id, accepted, text, reason
  *   COUNT    subid, count, approximate
  *   AUTH     text (the challenge)
- *   NEG-MSG  subid, text (the hex message, not decoded here)
- *   NEG-ERR  subid, text
+ *   NEG-MSG  subid, text (the hex message: relay_msg_neg_decode)
+ *   NEG-ERR  subid, text, reason
  * text is "" (never NULL) when a message was absent.
  */
 struct relay_msg {
@@ -169,12 +169,27 @@ int	relay_msg_build_event(struct buf *out, const char *event_json,
 int	relay_msg_build_auth(struct buf *out, const struct nostr_key *key,
 	    const char *relay_url, const char *challenge, int64_t now_s,
 	    uint8_t id_out[32]);
-/* ["NEG-OPEN", subid, filter, hex] (NIP-77). */
+/*
+ * ["NEG-OPEN", subid, filter, hex] and ["NEG-MSG", subid, hex] (NIP-77):
+ * the binary message msg[0..len) (1..NEG_MAX_MSG_BYTES bytes) is written
+ * as lowercase hex straight into out.
+ */
 int	relay_msg_build_neg_open(struct buf *out, const char *subid,
-	    const struct filter *filter, const char *hex);
-/* ["NEG-MSG", subid, hex] and ["NEG-CLOSE", subid] (NIP-77). */
+	    const struct filter *filter, const uint8_t *msg, size_t len);
 int	relay_msg_build_neg_msg(struct buf *out, const char *subid,
-	    const char *hex);
+	    const uint8_t *msg, size_t len);
+/* ["NEG-CLOSE", subid] (NIP-77). */
 int	relay_msg_build_neg_close(struct buf *out, const char *subid);
+
+/*
+ * Decode the hex of a NEG-MSG (hex[0..len), its text) into out, which is
+ * reset first. The length is checked before anything is allocated: the
+ * text must be 2..2 * max_bytes lowercase hex digits, an even count (a
+ * negentropy message holds at least its version byte). 0 with out
+ * holding len / 2 bytes, or -1 with *why set to a static "not hex",
+ * "too long" or "out of memory" (out then empty).
+ */
+int	relay_msg_neg_decode(const char *hex, size_t len, size_t max_bytes,
+	    struct buf *out, const char **why);
 
 #endif

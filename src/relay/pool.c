@@ -235,8 +235,7 @@ pool_sub_open(struct pool *pool, const char *url,
 		return NULL;
 	snprintf(s->id, sizeof(s->id), "s%llu",
 	    (unsigned long long)++pool->next_sub);
-	buf_init(&b, r->max_message_length > 0 ?
-	    (size_t)r->max_message_length : WS_MAX_MSG_BYTES_DEFAULT);
+	buf_init(&b, relay_frame_max(r));
 	if (relay_msg_build_req(&b, s->id, filters, n) == -1 ||
 	    (s->req = strdup(buf_cstr(&b))) == NULL) {
 		buf_free(&b);
@@ -255,10 +254,52 @@ pool_sub_open(struct pool *pool, const char *url,
 	return s;
 }
 
+struct pool_sub *
+pool_neg_open(struct pool *pool, const char *url, const struct filter *filter,
+    const uint8_t *msg, size_t len, const struct pool_neg_cbs *cbs, void *arg)
+{
+	struct relay	*r;
+	struct pool_sub	*s;
+	struct buf	 b;
+
+	if ((r = pool_relay_find(pool, url)) == NULL ||
+	    (s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	snprintf(s->id, sizeof(s->id), "n%llu",
+	    (unsigned long long)++pool->next_sub);
+	buf_init(&b, relay_frame_max(r));
+	if (relay_msg_build_neg_open(&b, s->id, filter, msg, len) == -1 ||
+	    (s->req = strdup(buf_cstr(&b))) == NULL) {
+		buf_free(&b);
+		free(s);
+		return NULL;
+	}
+	s->req_len = b.len;
+	buf_free(&b);
+	s->relay = r;
+	s->state = SUB_QUEUED;
+	s->neg = true;
+	if (cbs != NULL)
+		s->neg_cbs = *cbs;
+	s->arg = arg;
+	TAILQ_INSERT_TAIL(&r->subs, s, entry);
+	relay_pump(r);
+	return s;
+}
+
+int
+pool_neg_send(struct pool_sub *s, const uint8_t *msg, size_t len)
+{
+	return relay_neg_send(s, msg, len);
+}
+
 void
 pool_sub_close(struct pool_sub *s)
 {
-	if (s != NULL && s->state != SUB_DEAD)
+	if (s == NULL)
+		return;
+	s->ending = false;	/* closed by its owner: no on_err either */
+	if (s->state != SUB_DEAD)
 		relay_sub_close(s);
 }
 
@@ -520,6 +561,10 @@ pool_info_fill(const struct relay *r, struct pool_relay_info *info)
 	info->auth = r->stats.auth;
 	info->invalid = r->stats.invalid;
 	info->dropped = r->stats.dropped;
+	info->neg_opens = r->stats.neg_opens;
+	info->neg_msgs_in = r->stats.neg_msgs_in;
+	info->neg_msgs_out = r->stats.neg_msgs_out;
+	info->neg_errs = r->stats.neg_errs;
 	info->cut_invalid = r->cut_invalid;
 	info->max_limit = r->max_limit;
 	info->max_subscriptions = r->max_subscriptions;

@@ -17,6 +17,52 @@
  * seeing pool_sub_resent() and opens a new one; a drain step is naturally
  * idempotent because its `until` does not move until EOSE.
  *
+ * Negentropy (NIP-77): pool_neg_open starts a reconciliation session on a
+ * relay; the planner runs the protocol (nostr/negentropy.h) and the pool
+ * carries its messages. The rules:
+ *   - Queueing and cap: a session is a subscription for the relay's cap
+ *     and pacing. Its NEG-OPEN waits in the same FIFO as REQs, counts
+ *     against max_subs from NEG-OPEN until it ends or is closed, and is
+ *     paced like a REQ. Its id ("n18") never equals a REQ's ("s17").
+ *   - No resend: a session whose NEG-OPEN went out is never sent again
+ *     after a reconnect (the relay forgot its state; it cannot resume):
+ *     losing the connection ends it with POOL_NEG_END_LOST, "connection
+ *     lost", once the relay is in backoff. A session still queued, or
+ *     refused and waiting for AUTH, was never open on the relay and
+ *     simply waits for the next connection.
+ *   - Passing refusals: before the relay's first NEG-MSG, a CLOSED or
+ *     NEG-ERR "rate-limited:" pauses and requeues the session, and
+ *     "auth-required:" requeues it once after AUTH (as for a REQ; sending
+ *     NEG-OPEN again starts it afresh). After its first NEG-MSG any
+ *     NEG-ERR or CLOSED ends it.
+ *   - NOTICE rule: a relay without NIP-77 usually answers NEG-OPEN with a
+ *     NOTICE, worded in many ways ("ERROR: unknown cmd", "bad msg: unknown
+ *     message type NEG-OPEN", "could not parse command"). So any NOTICE,
+ *     whatever its text, counts as a refusal of every session that has
+ *     sent NEG-OPEN and not yet had a NEG-MSG back: they end with
+ *     POOL_NEG_END_NOTICE, "notice: <text>". A relay answers in order, so
+ *     a session still queued, or already answered, is never refused so.
+ *     An unrelated NOTICE falling in that one round trip ends a session
+ *     that would have worked; a planner tells it from a real refusal by
+ *     trying again later before it concludes that the relay lacks NIP-77.
+ *     No NEG-CLOSE follows (the relay never opened the session, and a
+ *     relay that does not know NEG-OPEN would only NOTICE again).
+ *   - Hex: the relay's NEG-MSG is decoded before on_msg; its length is
+ *     checked before the buffer is allocated: at most half of the largest
+ *     frame accepted (relay_conf.max_msg_bytes) and at most
+ *     NEG_MAX_MSG_BYTES bytes, an even number of lowercase hex digits. A
+ *     message that fails ends the session (NEG-CLOSE, then
+ *     POOL_NEG_END_BAD_MSG "bad NEG-MSG: not hex" / "...: too long") and
+ *     counts as invalid input. What we send is hex of at most
+ *     NEG_MAX_MSG_BYTES, in a frame no longer than the relay's NIP-11
+ *     max_message_length (else WS_MAX_MSG_BYTES_DEFAULT): a planner keeps
+ *     its messages well under that with a frame-size limit.
+ *   - No deadline: the pool never times a session out. A relay that says
+ *     nothing keeps it open (and its slot taken) until the planner closes
+ *     it; planners keep their own timeout, as for drain steps.
+ *   - Counters: NEG-OPENs sent, NEG-MSGs in and out, NEG-ERRs received
+ *     (struct relay_counters, pool_relay_info); NEG-OPENs are not REQs.
+ *
  * The pool never decides what an event is worth: it hands the raw event
  * to on_event and counts; ingest verifies and the planner reports failures
  * back with pool_sub_note_invalid(). What to do about a relay whose input
@@ -94,6 +140,7 @@ struct pool_relay_info {
 	size_t		 subs_queued;
 	uint64_t	 events, bytes_in, reqs, eose, notices, closed, auth,
 			 invalid, dropped;
+	uint64_t	 neg_opens, neg_msgs_in, neg_msgs_out, neg_errs;
 	uint64_t	 cut_invalid;	/* connections cut for invalid input */
 	int64_t		 max_limit;	/* NIP-11, 0 when unknown */
 	int64_t		 max_subscriptions;
@@ -130,16 +177,43 @@ struct pool_sub	*pool_sub_open(struct pool *, const char *url,
 		    const struct filter *filters, size_t n,
 		    const struct pool_sub_cbs *, void *arg);
 /*
- * Close a subscription: CLOSE is sent if the REQ went out, no callback
- * runs for it any more and its slot goes to the next queued one. Safe
- * inside its own callbacks.
+ * Close a subscription or a session: CLOSE (NEG-CLOSE for a session) is
+ * sent if the REQ (NEG-OPEN) went out, no callback runs for it any more
+ * and its slot goes to the next queued one. Safe inside its own
+ * callbacks and inside another's (a session about to be told it ended is
+ * not told).
  */
 void		 pool_sub_close(struct pool_sub *);
-/* The subscription id on the wire ("s17"), owned by the sub. */
+/*
+ * Open a NIP-77 session on url (added before) over one filter (serialized
+ * now; it stays the caller's) with the initiator's first message
+ * msg[0..len) (neg_initiate), sent as NEG-OPEN when the relay is open, a
+ * slot is free under its cap and its pacing allows (rules above). The
+ * relay's answers go to cbs->on_msg (feed them to neg_reconcile); the end
+ * of the session without a NEG-CLOSE of ours goes to cbs->on_err.
+ * Returns the handle, valid until pool_sub_close() or on_err, or NULL
+ * when url is unknown, len is 0 or the NEG-OPEN frame would be longer
+ * than the relay's frames.
+ */
+struct pool_sub	*pool_neg_open(struct pool *, const char *url,
+		    const struct filter *filter, const uint8_t *msg,
+		    size_t len, const struct pool_neg_cbs *, void *arg);
+/*
+ * Send the next message msg[0..len) of a session as NEG-MSG, now. 0, or
+ * -1 when it was not sent: the session is not open on an open relay
+ * (still queued, ended), the frame would be too long, or the connection's
+ * send queue is full. After -1 the planner closes the session.
+ */
+int		 pool_neg_send(struct pool_sub *, const uint8_t *msg,
+		    size_t len);
+/* The subscription id on the wire ("s17", "n18"), owned by the sub. */
 const char	*pool_sub_id(const struct pool_sub *);
 /* The relay URL of the subscription, owned by the pool. */
 const char	*pool_sub_url(const struct pool_sub *);
-/* How many times the REQ was sent again (reconnect, auth, rate limit). */
+/*
+ * How many times the REQ was sent again (reconnect, auth, rate limit); a
+ * session's NEG-OPEN (auth, rate limit before its first answer).
+ */
 unsigned	 pool_sub_resent(const struct pool_sub *);
 
 /*

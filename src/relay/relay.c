@@ -2,8 +2,9 @@
  * relay.c — one upstream relay: the connection state machine (connect,
  * open, lose, back off with jitter, reconnect), keepalive and dead-peer
  * detection, the relay -> client message handlers, NIP-42, the rate-limit
- * pause, and the pump that sends queued REQs under the per-relay cap and
- * pacing.
+ * pause, the pump that sends queued REQs and NEG-OPENs under the
+ * per-relay cap and pacing, and the end of negentropy sessions (NIP-77),
+ * which unlike REQs are never sent again: see pool.h for the rules.
  *
  * It never frees a relay, a subscription or a WebSocket connection inside
  * a callback that belongs to them: subscriptions are marked SUB_DEAD,
@@ -202,16 +203,20 @@ relay_pump_later(struct relay *r, uint64_t at_ms)
 	    at_ms > now ? at_ms - now : 0, relay_pump_timer, r);
 }
 
-/* Send s's REQ. 0, or -1 when the send queue refused it. */
+/* Send s's REQ (or NEG-OPEN). 0, or -1 when the send queue refused it. */
 static int
 relay_send_req(struct relay *r, struct pool_sub *s)
 {
 	if (ws_send_text(r->ws, s->req, s->req_len) == -1)
 		return -1;
 	s->state = SUB_SENT;
-	r->stats.reqs++;
+	if (s->neg)
+		r->stats.neg_opens++;
+	else
+		r->stats.reqs++;
 	r->last_req_ms = relay_now(r);
-	log_debug("relay %s: REQ %s sent", r->url, s->id);
+	log_debug("relay %s: %s %s sent", r->url, s->neg ? "NEG-OPEN" : "REQ",
+	    s->id);
 	return 0;
 }
 
@@ -259,7 +264,8 @@ relay_sub_close(struct pool_sub *s)
 	if ((s->state == SUB_SENT || s->state == SUB_LIVE) &&
 	    r->state == RELAY_OPEN && r->ws != NULL) {
 		buf_init(&b, RELAY_SUBID_MAX * 2 + 32);
-		if (relay_msg_build_close(&b, s->id) == 0)
+		if ((s->neg ? relay_msg_build_neg_close(&b, s->id) :
+		    relay_msg_build_close(&b, s->id)) == 0)
 			(void)ws_send_text(r->ws, buf_cstr(&b), b.len);
 		buf_free(&b);
 	}
@@ -267,10 +273,40 @@ relay_sub_close(struct pool_sub *s)
 	relay_pump(r);
 }
 
+/* Session s ended without a NEG-CLOSE of ours: mark it dead, tell its owner. */
+static void
+relay_neg_end(struct pool_sub *s, enum pool_neg_end why, const char *text)
+{
+	s->state = SUB_DEAD;
+	s->ending = false;
+	if (s->neg_cbs.on_err != NULL)
+		s->neg_cbs.on_err(s, why, text, s->arg);
+}
+
+/*
+ * Tell every session marked `ending` (and already dead) that it ended.
+ * Marking all first and telling after keeps a callback that opens or
+ * closes subscriptions from changing what is being marked; subs are only
+ * marked dead in callbacks, never freed, so the walk stays valid.
+ */
+static void
+relay_neg_tell(struct relay *r, enum pool_neg_end why, const char *text)
+{
+	struct pool_sub	*s;
+
+	TAILQ_FOREACH(s, &r->subs, entry)
+		if (s->ending)
+			relay_neg_end(s, why, text);
+}
+
 /* The relay refused or ended s for good: tell the planner, mark it dead. */
 static void
 relay_sub_end(struct pool_sub *s, enum relay_reason reason, const char *text)
 {
+	if (s->neg) {
+		relay_neg_end(s, POOL_NEG_END_CLOSED, text);
+		return;
+	}
 	s->state = SUB_DEAD;
 	if (s->cbs.on_closed != NULL)
 		s->cbs.on_closed(s, reason, text, s->arg);
@@ -285,6 +321,33 @@ relay_pub_end(struct relay *r, struct relay_pub *p, bool ok,
 	if (p->cb != NULL)
 		p->cb(p->id, ok, reason, text, p->arg);
 	pub_free(p);
+}
+
+size_t
+relay_frame_max(const struct relay *r)
+{
+	return r->max_message_length > 0 ? (size_t)r->max_message_length :
+	    WS_MAX_MSG_BYTES_DEFAULT;
+}
+
+int
+relay_neg_send(struct pool_sub *s, const uint8_t *msg, size_t len)
+{
+	struct relay	*r = s->relay;
+	struct buf	 b;
+	int		 rc = -1;
+
+	if (!s->neg || (s->state != SUB_SENT && s->state != SUB_LIVE) ||
+	    r->state != RELAY_OPEN || r->ws == NULL)
+		return -1;
+	buf_init(&b, relay_frame_max(r));
+	if (relay_msg_build_neg_msg(&b, s->id, msg, len) == 0 &&
+	    ws_send_text(r->ws, buf_cstr(&b), b.len) != -1) {
+		r->stats.neg_msgs_out++;
+		rc = 0;
+	}
+	buf_free(&b);
+	return rc;
 }
 
 int
@@ -336,9 +399,12 @@ relay_retry_timer(struct loop *l, void *arg)
 
 /*
  * The connection is gone (error, close, dead peer, cut off). Sent
- * subscriptions go back to the queue in place, publishes fail (the caller
- * owns retrying), and a reconnect is scheduled after an exponential delay
- * with jitter, at least floor_ms.
+ * subscriptions go back to the queue in place, sessions sent end (a
+ * negentropy session cannot resume; queued ones, and ones refused and
+ * waiting for AUTH, are not open on the relay and stay queued), publishes
+ * fail (the caller owns retrying), and a reconnect is scheduled after an
+ * exponential delay with jitter, at least floor_ms. The sessions are told
+ * last, once the relay is in backoff, so what their owners open queues.
  */
 static void
 relay_lose(struct relay *r, const char *why, uint64_t floor_ms)
@@ -350,11 +416,16 @@ relay_lose(struct relay *r, const char *why, uint64_t floor_ms)
 	relay_drop_ws(r);
 	relay_cancel_timers(r);
 	TAILQ_FOREACH(s, &r->subs, entry) {
-		if (s->state == SUB_SENT || s->state == SUB_LIVE ||
-		    s->state == SUB_AUTH_WAIT) {
-			s->state = SUB_QUEUED;
-			s->resent++;
+		if (s->state != SUB_SENT && s->state != SUB_LIVE &&
+		    s->state != SUB_AUTH_WAIT)
+			continue;
+		if (s->neg && s->state != SUB_AUTH_WAIT) {
+			s->state = SUB_DEAD;
+			s->ending = true;
+			continue;
 		}
+		s->state = SUB_QUEUED;
+		s->resent++;
 	}
 	while ((p = TAILQ_FIRST(&r->pubs)) != NULL)
 		relay_pub_end(r, p, false, RELAY_REASON_ERROR,
@@ -367,6 +438,7 @@ relay_lose(struct relay *r, const char *why, uint64_t floor_ms)
 	relay_set_state(r, RELAY_BACKOFF, why);
 	r->retry_timer = loop_timer_add(r->loop, delay,
 	    relay_retry_timer, r);
+	relay_neg_tell(r, POOL_NEG_END_LOST, "connection lost");
 }
 
 static void
@@ -526,8 +598,9 @@ on_event(struct relay *r, struct relay_msg *m)
 {
 	struct pool_sub	*s = relay_sub_find(r, m->subid);
 
-	if (s == NULL || (s->state != SUB_SENT && s->state != SUB_LIVE)) {
-		if (s == NULL)
+	if (s == NULL || s->neg || (s->state != SUB_SENT &&
+	    s->state != SUB_LIVE)) {
+		if (s == NULL || s->neg)
 			r->stats.dropped++;
 		return;
 	}
@@ -542,7 +615,7 @@ on_eose(struct relay *r, struct relay_msg *m)
 	struct pool_sub	*s = relay_sub_find(r, m->subid);
 
 	r->stats.eose++;
-	if (s == NULL || s->state != SUB_SENT)
+	if (s == NULL || s->neg || s->state != SUB_SENT)
 		return;
 	s->state = SUB_LIVE;
 	if (relay_now(r) >= r->ratelimit_until_ms)
@@ -566,6 +639,43 @@ relay_ratelimit(struct relay *r)
 	    (unsigned long long)d);
 }
 
+/*
+ * s was refused for a reason that passes: rate-limited (new REQs pause, s
+ * goes back to the queue) or auth-required (s is sent again once, after
+ * authenticating). True when s was requeued so; false for any other
+ * reason. A session qualifies only before the relay's first NEG-MSG:
+ * sending NEG-OPEN again then starts it afresh, it does not resume it.
+ */
+static bool
+relay_retry_refused(struct relay *r, struct pool_sub *s,
+    enum relay_reason reason)
+{
+	if (s->neg && s->state != SUB_SENT)
+		return false;
+	switch (reason) {
+	case RELAY_REASON_RATE_LIMITED:
+		relay_ratelimit(r);
+		s->state = SUB_QUEUED;
+		s->resent++;
+		relay_pump(r);
+		return true;
+	case RELAY_REASON_AUTH_REQUIRED:
+		if (s->auth_retried || r->conf->key == NULL)
+			return false;
+		s->auth_retried = true;
+		s->state = SUB_AUTH_WAIT;
+		if (r->auth == RELAY_AUTH_OK) {
+			s->state = SUB_QUEUED;
+			s->resent++;
+		} else if (r->auth == RELAY_AUTH_NONE)
+			relay_authenticate(r);
+		relay_pump(r);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void
 on_closed(struct relay *r, struct relay_msg *m)
 {
@@ -574,31 +684,94 @@ on_closed(struct relay *r, struct relay_msg *m)
 	r->stats.closed++;
 	if (s == NULL || (s->state != SUB_SENT && s->state != SUB_LIVE))
 		return;
-	switch (m->reason) {
-	case RELAY_REASON_RATE_LIMITED:
-		relay_ratelimit(r);
-		s->state = SUB_QUEUED;
-		s->resent++;
-		relay_pump(r);
+	if (relay_retry_refused(r, s, m->reason))
 		return;
-	case RELAY_REASON_AUTH_REQUIRED:
-		if (!s->auth_retried && r->conf->key != NULL) {
-			s->auth_retried = true;
-			s->state = SUB_AUTH_WAIT;
-			if (r->auth == RELAY_AUTH_OK) {
-				s->state = SUB_QUEUED;
-				s->resent++;
-			} else if (r->auth == RELAY_AUTH_NONE)
-				relay_authenticate(r);
-			relay_pump(r);
-			return;
-		}
-		break;
-	default:
-		break;
-	}
 	relay_error(r, "CLOSED", m->text);
 	relay_sub_end(s, m->reason, m->text);
+	relay_pump(r);
+}
+
+/* The session s, or NULL when id names none still open. */
+static struct pool_sub *
+relay_neg_find(struct relay *r, const char *id)
+{
+	struct pool_sub	*s = relay_sub_find(r, id);
+
+	if (s == NULL || !s->neg || (s->state != SUB_SENT &&
+	    s->state != SUB_LIVE))
+		return NULL;
+	return s;
+}
+
+/*
+ * Largest binary NEG-MSG taken from r: half the largest frame r may send
+ * us (its hex), at most NEG_MAX_MSG_BYTES.
+ */
+static size_t
+relay_neg_max(const struct relay *r)
+{
+	size_t	max = r->conf->max_msg_bytes ? r->conf->max_msg_bytes :
+		    WS_MAX_MSG_BYTES_DEFAULT;
+
+	return max / 2 < NEG_MAX_MSG_BYTES ? max / 2 : NEG_MAX_MSG_BYTES;
+}
+
+/*
+ * A NEG-MSG: decoded (its length checked before the buffer is allocated)
+ * and handed to the session, whose NEG-OPEN frame is no longer needed. A
+ * message that does not decode ends the session: NEG-CLOSE, then on_err.
+ * A NEG-MSG for a session closed meanwhile is ignored.
+ */
+static void
+on_neg_msg(struct relay *r, struct relay_msg *m)
+{
+	struct pool_sub	*s;
+	struct buf	 b;
+	const char	*why;
+	char		 text[64];
+
+	r->stats.neg_msgs_in++;
+	if ((s = relay_neg_find(r, m->subid)) == NULL)
+		return;
+	buf_init(&b, relay_neg_max(r));
+	if (relay_msg_neg_decode(m->text, m->text_len, relay_neg_max(r), &b,
+	    &why) == -1) {
+		buf_free(&b);
+		log_info("relay %s: NEG-MSG %s: %s (%zu hex digits)", r->url,
+		    s->id, why, m->text_len);
+		snprintf(text, sizeof(text), "bad NEG-MSG: %s", why);
+		relay_sub_close(s);
+		relay_neg_end(s, POOL_NEG_END_BAD_MSG, text);
+		relay_note_invalid(r);
+		return;
+	}
+	if (s->state == SUB_SENT) {
+		s->state = SUB_LIVE;
+		free(s->req);
+		s->req = NULL;
+		s->req_len = 0;
+	}
+	if (s->neg_cbs.on_msg != NULL)
+		s->neg_cbs.on_msg(s, b.data, b.len, s->arg);
+	buf_free(&b);
+}
+
+/*
+ * A NEG-ERR ends its session with the relay's reason, except a passing
+ * refusal of a session not answered yet (relay_retry_refused).
+ */
+static void
+on_neg_err(struct relay *r, struct relay_msg *m)
+{
+	struct pool_sub	*s;
+
+	r->stats.neg_errs++;
+	if ((s = relay_neg_find(r, m->subid)) == NULL)
+		return;
+	log_info("relay %s: NEG-ERR %s: %.200s", r->url, s->id, m->text);
+	if (relay_retry_refused(r, s, m->reason))
+		return;
+	relay_neg_end(s, POOL_NEG_END_ERR, m->text);
 	relay_pump(r);
 }
 
@@ -641,14 +814,31 @@ on_auth(struct relay *r, struct relay_msg *m)
 	relay_authenticate(r);
 }
 
+/*
+ * A NOTICE is logged, and refuses every session still waiting for the
+ * relay's first answer to its NEG-OPEN (the rule is in pool.h).
+ */
 static void
 on_notice(struct relay *r, struct relay_msg *m)
 {
-	static struct log_rl	rl;
+	static struct log_rl	 rl;
+	struct pool_sub		*s;
+	char			 text[RELAY_REASON_MAX];
+	bool			 any = false;
 
 	r->stats.notices++;
 	log_rl(&rl, LOG_LEVEL_INFO, "relay %s: NOTICE %.200s", r->url,
 	    m->text);
+	TAILQ_FOREACH(s, &r->subs, entry)
+		if (s->neg && s->state == SUB_SENT) {
+			s->state = SUB_DEAD;
+			s->ending = any = true;
+		}
+	if (!any)
+		return;
+	snprintf(text, sizeof(text), "notice: %s", m->text);
+	relay_neg_tell(r, POOL_NEG_END_NOTICE, text);
+	relay_pump(r);
 }
 
 static void
@@ -679,7 +869,9 @@ relay_on_message(struct ws_conn *ws, const char *text, size_t len, void *arg)
 	case RELAY_MSG_NOTICE:	on_notice(r, &m); break;
 	case RELAY_MSG_OK:	on_ok(r, &m); break;
 	case RELAY_MSG_AUTH:	on_auth(r, &m); break;
-	default:		break;	/* COUNT, NEG-*: no user yet */
+	case RELAY_MSG_NEG_MSG:	on_neg_msg(r, &m); break;
+	case RELAY_MSG_NEG_ERR:	on_neg_err(r, &m); break;
+	default:		break;	/* COUNT: no user yet */
 	}
 	relay_msg_free(&m);
 }
@@ -788,8 +980,10 @@ relay_disable(struct relay *r)
 		ws_close(r->ws, WS_CODE_GOING_AWAY, "");
 	relay_drop_ws(r);
 	relay_cancel_timers(r);
-	TAILQ_FOREACH(s, &r->subs, entry)
+	TAILQ_FOREACH(s, &r->subs, entry) {
 		s->state = SUB_DEAD;
+		s->ending = false;	/* removed: no callbacks at all */
+	}
 	r->dead = true;
 	relay_set_state(r, RELAY_DISABLED, NULL);
 }

@@ -55,6 +55,8 @@ enum relay_state {
 	RELAY_DISABLED,		/* terminal: removed from the pool */
 };
 
+/* A negentropy session passes the same states: SENT is NEG-OPEN out, no
+ * NEG-MSG back yet; LIVE is after the relay's first NEG-MSG. */
 enum sub_state {
 	SUB_QUEUED = 0,		/* waiting for open relay, slot and pacing */
 	SUB_SENT,		/* REQ out, before EOSE */
@@ -74,12 +76,15 @@ struct pool_sub {
 	TAILQ_ENTRY(pool_sub)	 entry;
 	struct relay		*relay;
 	char			 id[RELAY_SUBID_MAX + 1];
-	char			*req;		/* the REQ frame, owned */
+	char			*req;		/* the REQ or NEG-OPEN frame, owned */
 	size_t			 req_len;
 	enum sub_state		 state;
 	bool			 auth_retried;
+	bool			 neg;		/* a NIP-77 session, not a REQ */
+	bool			 ending;	/* session: to be told it ended */
 	unsigned		 resent;
-	struct pool_sub_cbs	 cbs;
+	struct pool_sub_cbs	 cbs;		/* a REQ's */
+	struct pool_neg_cbs	 neg_cbs;	/* a session's */
 	void			*arg;
 };
 TAILQ_HEAD(pool_sub_list, pool_sub);
@@ -200,8 +205,20 @@ void		 relay_pump(struct relay *);
  * the relay's own callbacks (the connection is muted, reaped later).
  */
 void		 relay_note_invalid(struct relay *);
-/* Close a sub (CLOSE on the wire if it was sent) and mark it dead. */
+/*
+ * Close a sub (CLOSE, or NEG-CLOSE for a session, on the wire if it was
+ * sent) and mark it dead.
+ */
 void		 relay_sub_close(struct pool_sub *);
+/*
+ * Send a session's NEG-MSG of msg[0..len) now. 0, or -1 (not an open
+ * session on an open connection, too long for the relay's frames, or
+ * the send queue refused it).
+ */
+int		 relay_neg_send(struct pool_sub *, const uint8_t *msg,
+		    size_t len);
+/* Largest frame r takes from us: NIP-11 max_message_length or the default. */
+size_t		 relay_frame_max(const struct relay *);
 /* Send a publish frame now. 0, or -1 (nothing queued). */
 int		 relay_publish(struct relay *, struct relay_pub *);
 /*

@@ -130,6 +130,12 @@ test_simple_types(void **state)
 	    RELAY_MSG_PARSED);
 	assert_int_equal(m.type, RELAY_MSG_NEG_ERR);
 	assert_string_equal(m.text, "blocked: too big");
+	assert_int_equal(m.reason, RELAY_REASON_BLOCKED);
+	relay_msg_free(&m);
+
+	assert_int_equal(parse(&m, "[\"NEG-ERR\",\"n1\",\"closed: timeout\"]"),
+	    RELAY_MSG_PARSED);
+	assert_int_equal(m.reason, RELAY_REASON_NONE);
 	relay_msg_free(&m);
 }
 
@@ -376,12 +382,15 @@ test_build(void **state)
 	assert_string_equal(buf_cstr(&out), "[\"EVENT\",{\"x\":1}]");
 	assert_int_equal(relay_msg_build_event(&out, "[1]", 3), -1);
 	buf_reset(&out);
-	assert_int_equal(relay_msg_build_neg_open(&out, "n", &f[1], "6100"), 0);
+	assert_int_equal(relay_msg_build_neg_open(&out, "n", &f[1],
+	    (const uint8_t *)"\x61\x00", 2), 0);
 	assert_string_equal(buf_cstr(&out),
 	    "[\"NEG-OPEN\",\"n\",{\"since\":5},\"6100\"]");
 	buf_reset(&out);
-	assert_int_equal(relay_msg_build_neg_msg(&out, "n", "61ab"), 0);
-	assert_string_equal(buf_cstr(&out), "[\"NEG-MSG\",\"n\",\"61ab\"]");
+	assert_int_equal(relay_msg_build_neg_msg(&out, "n",
+	    (const uint8_t *)"\x61\xab\xff\x0f", 4), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "[\"NEG-MSG\",\"n\",\"61abff0f\"]");
 	buf_reset(&out);
 	assert_int_equal(relay_msg_build_neg_close(&out, "n"), 0);
 	assert_string_equal(buf_cstr(&out), "[\"NEG-CLOSE\",\"n\"]");
@@ -389,7 +398,13 @@ test_build(void **state)
 	/* Refusals leave out exactly as it was. */
 	assert_int_equal(relay_msg_build_req(&out, "", f, 1), -1);
 	assert_int_equal(relay_msg_build_req(&out, "s", f, 0), -1);
-	assert_int_equal(relay_msg_build_neg_msg(&out, "n", "6g"), -1);
+	assert_int_equal(relay_msg_build_neg_msg(&out, "n",
+	    (const uint8_t *)"a", 0), -1);
+	assert_int_equal(relay_msg_build_neg_msg(&out, "n", NULL, 1), -1);
+	assert_int_equal(relay_msg_build_neg_open(&out, "n", NULL,
+	    (const uint8_t *)"a", 1), -1);
+	assert_int_equal(relay_msg_build_neg_msg(&out, "",
+	    (const uint8_t *)"a", 1), -1);
 	assert_int_equal(relay_msg_build_req(&out,
 	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 	    f, 1), -1);
@@ -402,6 +417,83 @@ test_build(void **state)
 	buf_free(&out);
 	filter_free(&f[0]);
 	filter_free(&f[1]);
+}
+
+/*
+ * NEG-MSG hex both ways: a binary message built into a frame, parsed and
+ * decoded comes back byte for byte; each refusal of the decoder, with the
+ * length limit exact at its edge and checked before allocation.
+ */
+static void
+test_neg_hex(void **state)
+{
+	struct relay_msg	 m;
+	struct buf		 out, bin;
+	const char		*why;
+	uint8_t			*msg;
+	size_t			 i, n = 100000;
+
+	(void)state;
+	msg = malloc(n);
+	assert_non_null(msg);
+	for (i = 0; i < n; i++)
+		msg[i] = (uint8_t)(i * 7 + 3);
+	buf_init(&out, 2 * n + 64);
+	assert_int_equal(relay_msg_build_neg_msg(&out, "n9", msg, n), 0);
+	assert_int_equal(out.len, strlen("[\"NEG-MSG\",\"n9\",\"\"]") + 2 * n);
+	assert_memory_equal(buf_cstr(&out), "[\"NEG-MSG\",\"n9\",\"030a11", 23);
+	assert_int_equal(relay_msg_parse(&m, buf_cstr(&out), out.len, out.len),
+	    RELAY_MSG_PARSED);
+	assert_int_equal(m.type, RELAY_MSG_NEG_MSG);
+	assert_int_equal(m.text_len, 2 * n);
+	buf_init(&bin, n);
+	assert_int_equal(relay_msg_neg_decode(m.text, m.text_len, n, &bin,
+	    &why), 0);
+	assert_string_equal(why, "");
+	assert_int_equal(bin.len, n);
+	assert_memory_equal(bin.data, msg, n);
+	/* One byte under the message: refused before allocating. */
+	buf_free(&bin);
+	buf_init(&bin, n);
+	assert_int_equal(relay_msg_neg_decode(m.text, m.text_len, n - 1, &bin,
+	    &why), -1);
+	assert_string_equal(why, "too long");
+	assert_null(bin.data);
+	assert_int_equal(bin.len, 0);
+	relay_msg_free(&m);
+
+	/* A frame too small for the message: nothing appended. */
+	buf_reset(&out);
+	out.max = 2 * n;
+	assert_int_equal(relay_msg_build_neg_msg(&out, "n9", msg, n), -1);
+	assert_int_equal(out.len, 0);
+	assert_int_equal(relay_msg_build_neg_msg(&out, "n9", msg,
+	    NEG_MAX_MSG_BYTES + 1), -1);
+
+	assert_int_equal(relay_msg_neg_decode("61", 2, 1, &bin, &why), 0);
+	assert_int_equal(bin.len, 1);
+	assert_int_equal(bin.data[0], 0x61);
+	assert_int_equal(relay_msg_neg_decode("", 0, 10, &bin, &why), -1);
+	assert_string_equal(why, "not hex");
+	assert_int_equal(bin.len, 0);
+	assert_int_equal(relay_msg_neg_decode("610", 3, 10, &bin, &why), -1);
+	assert_string_equal(why, "not hex");
+	assert_int_equal(relay_msg_neg_decode("61AB", 4, 10, &bin, &why), -1);
+	assert_string_equal(why, "not hex");
+	assert_int_equal(bin.len, 0);
+	assert_string_equal(buf_cstr(&bin), "");
+	assert_int_equal(relay_msg_neg_decode("61zz", 4, 10, &bin, &why), -1);
+	assert_string_equal(why, "not hex");
+	assert_int_equal(relay_msg_neg_decode("6100", 4, 1, &bin, &why), -1);
+	assert_string_equal(why, "too long");
+	/* The output buffer's own max refuses too. */
+	buf_free(&bin);
+	buf_init(&bin, 1);
+	assert_int_equal(relay_msg_neg_decode("6100", 4, 10, &bin, &why), -1);
+	assert_string_equal(why, "out of memory");
+	buf_free(&bin);
+	buf_free(&out);
+	free(msg);
 }
 
 static void
@@ -467,6 +559,7 @@ main(void)
 		cmocka_unit_test(test_reasons),
 		cmocka_unit_test(test_build),
 		cmocka_unit_test(test_build_auth),
+		cmocka_unit_test(test_neg_hex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
