@@ -2,7 +2,8 @@
 # Self-test of tests/relaysim: starts the simulator with ws and wss relays and
 # a set of faults, then checks it from outside with tests/relaysim/selftest.mjs
 # (NIP-01/11/42 answers, caps, truth against real answers, a reference drain
-# against the pageable truth, TLS verification), the shell helpers of
+# against the pageable truth, TLS verification, the NIP-77 server and its
+# knobs, partial_ids), the shell helpers of
 # relaysim.sh and the signals: SIGUSR2 prints counters, SIGTERM exits 0.
 # Exit 77 when node is missing.
 set -u
@@ -48,7 +49,13 @@ cat > "$work/config.json" <<JSON
     {"name": "untrusted", "tls": {"cert": "certs/untrusted.pem", "key": "certs/untrusted.key"}},
     {"name": "odd", "no_eose": {"every": 2}, "publish_reject": {"first": 1, "reason": "blocked: not today"}},
     {"name": "plain"},
-    {"name": "paced", "default_limit": 20, "rate_limit": {"min_interval_ms": 300}}
+    {"name": "paced", "default_limit": 20, "rate_limit": {"min_interval_ms": 300}},
+    {"name": "neg", "negentropy": "yes", "subset": {"every": 2}, "neg_frame_limit": 4096,
+     "neg_max_records": 1200, "partial_ids": {"fraction": 0.5}},
+    {"name": "negdrop", "negentropy": "yes", "neg_drop": {"first": 1}, "partial_ids": {"count": 3}},
+    {"name": "negerr", "negentropy": "err"},
+    {"name": "negnotice", "negentropy": "notice"},
+    {"name": "negsilent", "negentropy": "silent"}
   ]
 }
 JSON

@@ -73,6 +73,59 @@ function trig(name, v, relay, extra = []) {
 	return { spec, trigger: new Trigger(spec, `${relay}:${name}`) };
 }
 
+// What a relay does with NIP-77 messages (the `negentropy` knob): serve
+// them, refuse each with NEG-ERR, answer with an "unknown command" NOTICE,
+// or say nothing. Absent: the relay does not know the commands at all.
+export const NEG_MODES = ['yes', 'err', 'notice', 'silent'];
+const NEG_FRAME_MIN = 4096;	// smallest frame-size limit of NIP-77 peers, bytes
+
+// partial_ids: the events of a filter with `ids` that are delivered, out of
+// evs (the relay's answer to that filter, in NIP-01 order). {fraction: f}
+// keeps an id when its first 32 bits, read as a big-endian number, are
+// below f * 2^32 (so which ids are kept depends on the id alone);
+// {count: n} keeps the first n.
+export function partialIds(p, evs) {
+	if (p.count !== undefined)
+		return evs.slice(0, p.count);
+	return evs.filter((ev) => Number.parseInt(ev.id.slice(0, 8), 16) < p.fraction * 2 ** 32);
+}
+
+function parsePartial(v, name) {
+	if (v === undefined || v === null)
+		return null;
+	const keys = isObj(v) ? Object.keys(v) : [];
+	if (keys.length !== 1 || !['fraction', 'count'].includes(keys[0]))
+		throw new Error(`relay ${name}: partial_ids must be {"fraction": f} or {"count": n}`);
+	if (keys[0] === 'count')
+		return { count: posInt(v.count, `relay ${name}: partial_ids.count`) };
+	if (!(typeof v.fraction === 'number' && v.fraction >= 0 && v.fraction <= 1))
+		throw new Error(`relay ${name}: partial_ids.fraction must be within [0, 1]`);
+	return { fraction: v.fraction };
+}
+
+// The NIP-77 knobs: negentropy (or its older alias nip77: true = "yes"),
+// neg_frame_limit, neg_max_records and neg_drop.
+function parseNeg(rc, f) {
+	const name = rc.name;
+	if (rc.negentropy !== undefined && !NEG_MODES.includes(rc.negentropy))
+		throw new Error(`relay ${name}: negentropy must be one of ${NEG_MODES.join(', ')}`);
+	if (rc.nip77 !== undefined && typeof rc.nip77 !== 'boolean')
+		throw new Error(`relay ${name}: nip77 must be a boolean`);
+	if (rc.nip77 !== undefined && rc.negentropy !== undefined &&
+	    rc.nip77 !== (rc.negentropy !== 'err'))
+		throw new Error(`relay ${name}: nip77 contradicts negentropy`);
+	f.neg = rc.negentropy ?? (rc.nip77 ? 'yes' : null);
+	f.neg_frame_limit = rc.neg_frame_limit === undefined ? 0 :
+	    posInt(rc.neg_frame_limit, `relay ${name}: neg_frame_limit`);
+	if (f.neg_frame_limit !== 0 && f.neg_frame_limit < NEG_FRAME_MIN)
+		throw new Error(`relay ${name}: neg_frame_limit must be 0 or at least ${NEG_FRAME_MIN}`);
+	f.neg_max_records = rc.neg_max_records === undefined ? Infinity :
+	    posInt(rc.neg_max_records, `relay ${name}: neg_max_records`);
+	f.neg_drop = trig('neg_drop', rc.neg_drop, name);
+	if ((f.neg_frame_limit || f.neg_max_records !== Infinity || f.neg_drop) && f.neg !== 'yes')
+		throw new Error(`relay ${name}: neg_frame_limit, neg_max_records and neg_drop need negentropy "yes"`);
+}
+
 export const MALFORMED_DEFAULT = ['truncated', 'not_json', 'unknown_type', 'short_event',
     'event_not_object'];
 export const MALFORMED_ALL = [...MALFORMED_DEFAULT, 'bad_utf8', 'binary'];
@@ -121,6 +174,8 @@ export function parseFaults(rc) {
 		f.tag_bomb.tags = posInt(f.tag_bomb.spec.tags ?? 100000, `relay ${name}: tag_bomb.tags`);
 		f.tag_bomb.items = posInt(f.tag_bomb.spec.items ?? 0, `relay ${name}: tag_bomb.items`);
 	}
+	f.partial_ids = parsePartial(rc.partial_ids, name);
+	parseNeg(rc, f);
 	f.slow = { per_page: 0, per_event: 0, before_eose: 0 };
 	if (typeof rc.slow_ms === 'number')
 		f.slow.per_page = rc.slow_ms;

@@ -1,6 +1,7 @@
 // One simulated upstream relay: an HTTP(S) server on a loopback port that
-// speaks NIP-01 over WebSocket, answers NIP-11 and /stats on the same port,
-// runs the optional NIP-42 handshake and carries out the configured faults.
+// speaks NIP-01 over WebSocket (and NIP-77 through neg.mjs), answers NIP-11
+// and /stats on the same port, runs the optional NIP-42 handshake and
+// carries out the configured faults.
 // It owns its event store, its connections and its counters. It never reads
 // another relay's store and never listens on anything but loopback.
 
@@ -12,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocketServer } from 'ws';
 import { validateEvent } from 'nostr-tools/pure';
 import { EventStore, validateFilter, matchAny, compareEvents, JSON_OF } from './filter.mjs';
-import { parseFaults } from './faults.mjs';
+import { parseFaults, partialIds } from './faults.mjs';
+import { NegServer, negLoad } from './neg.mjs';
 import { checkEvent, signOne } from './sign.mjs';
 import { Rng } from './prng.mjs';
 import { T_END } from './dataset.mjs';
@@ -21,7 +23,8 @@ export const RELAY_KEYS = ['name', 'slot', 'port', 'host', 'url_host', 'ipv6', '
     'burst', 'max_limit', 'default_limit', 'max_subscriptions', 'supported_nips', 'nip11',
     'auth', 'auth_pubkeys', 'nip77', 'cap', 'ignore_until', 'drop_mid_page', 'slow_ms',
     'rate_limit', 'no_eose', 'bad_sig', 'wrong_id', 'unrequested', 'malformed_json',
-    'oversized_frame', 'publish_reject', 'read_only', 'silent', 'bad_sig_flood', 'tag_bomb'];
+    'oversized_frame', 'publish_reject', 'read_only', 'silent', 'bad_sig_flood', 'tag_bomb',
+    'negentropy', 'neg_frame_limit', 'neg_max_records', 'neg_drop', 'partial_ids'];
 
 const MAX_PAYLOAD = 16 * 1024 * 1024;	// largest frame accepted from a client, bytes
 const FLUSH_EVERY = 200;		// events sent between waits for the socket to drain
@@ -32,7 +35,9 @@ const STAT_NAMES = ['connections', 'connections_open', 'reqs', 'reqs_served', 'c
     'unrequested_sent', 'malformed_sent', 'oversized_sent', 'auth_challenges', 'auth_ok',
     'auth_fail', 'events_received', 'events_accepted', 'events_duplicate',
     'events_rejected', 'bad_messages', 'max_open_subs', 'stored', 'silent_reqs', 'flood_sent',
-    'tag_bombs_sent'];
+    'tag_bombs_sent', 'ids_withheld', 'neg_opens', 'neg_msgs_in', 'neg_msgs_out', 'neg_bytes_in',
+    'neg_bytes_out', 'neg_max_msg_bytes', 'neg_errs_sent', 'neg_closes', 'neg_refusals',
+    'neg_ignored', 'neg_drops', 'neg_sessions_open'];
 
 function isReplaceable(k) {
 	return k === 0 || k === 3 || (k >= 10000 && k < 20000);
@@ -75,6 +80,7 @@ export class Relay {
 		this.bombCache = new Map();
 		this.floodSeq = 0;
 		this.rng = new Rng(`relay:${rc.name}`);
+		this.neg = new NegServer(this);
 		this.resetStats();
 	}
 
@@ -86,8 +92,11 @@ export class Relay {
 
 	// Counters as a plain object (a copy).
 	getStats() {
+		let negs = 0;
+		for (const c of this.conns)
+			negs += c.negs.size;
 		return { ...this.stats, connections_open: this.conns.size, stored: this.store.size,
-		    distinct_events_sent: this.distinct.size,
+		    distinct_events_sent: this.distinct.size, neg_sessions_open: negs,
 		    closed_reasons: { ...this.stats.closed_reasons } };
 	}
 
@@ -110,6 +119,8 @@ export class Relay {
 		const host = this.rc.host ?? '127.0.0.1';
 		if (!['127.0.0.1', '::1', 'localhost'].includes(host))
 			throw new Error(`relay ${this.name}: host must be a loopback address`);
+		if (this.faults.neg === 'yes')
+			await negLoad();
 		this.wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD });
 		this.wss.on('connection', (ws, req) => this.onConnection(ws, req));
 		const first = await this.bind(host === 'localhost' ? '127.0.0.1' : host,
@@ -168,7 +179,8 @@ export class Relay {
 	// ----- NIP-01 over WebSocket -----
 
 	onConnection(ws) {
-		const conn = { ws, subs: new Map(), authed: null, challenge: null, alive: true };
+		const conn = { ws, subs: new Map(), negs: new Map(), authed: null, challenge: null,
+		    alive: true };
 		this.conns.add(conn);
 		this.stats.connections++;
 		ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
@@ -184,6 +196,7 @@ export class Relay {
 	dropConn(conn) {
 		conn.alive = false;
 		conn.subs.clear();
+		conn.negs.clear();
 		this.conns.delete(conn);
 	}
 
@@ -242,7 +255,16 @@ export class Relay {
 
 	get handlers() {
 		return { REQ: this.onReq, CLOSE: this.onClose, EVENT: this.onEvent,
-		    AUTH: this.onAuth, COUNT: this.onCount };
+		    AUTH: this.onAuth, COUNT: this.onCount, ...this.neg.handlers() };
+	}
+
+	// Subscriptions open on conn: REQs and negentropy sessions.
+	openSubs(conn) {
+		return conn.subs.size + conn.negs.size;
+	}
+
+	notePeak(conn) {
+		this.stats.max_open_subs = Math.max(this.stats.max_open_subs, this.openSubs(conn));
 	}
 
 	// Common checks of REQ and COUNT; returns a CLOSED reason or null.
@@ -283,7 +305,7 @@ export class Relay {
 		this.stats.reqs++;
 		const subId = msg[1];
 		let err = this.checkSub(conn, msg);
-		if (err === null && !conn.subs.has(subId) && conn.subs.size >= this.maxSubs)
+		if (err === null && !conn.subs.has(subId) && this.openSubs(conn) >= this.maxSubs)
 			err = `rate-limited: too many open subscriptions (max ${this.maxSubs})`;
 		if (err === null && (err = this.rateLimited()) !== null)
 			this.stats.rate_limited++;
@@ -296,7 +318,7 @@ export class Relay {
 		}
 		const sub = { id: subId, filters: msg.slice(2), live: false };
 		conn.subs.set(subId, sub);
-		this.stats.max_open_subs = Math.max(this.stats.max_open_subs, conn.subs.size);
+		this.notePeak(conn);
 		if (this.faults.silent && this.faults.silent.trigger.hit()) {
 			this.stats.silent_reqs++;
 			return;
@@ -324,15 +346,22 @@ export class Relay {
 		this.send(conn, ['COUNT', msg[1], { count: this.store.count(msg.slice(2)) }]);
 	}
 
-	// The answer to one REQ before faults: per filter up to its effective
-	// limit, merged, deduplicated, in NIP-01 order.
+	// The answer to one REQ before the faults of servePage: per filter up to
+	// its effective limit (a filter with ids cut by partial_ids), merged,
+	// deduplicated, in NIP-01 order.
 	answer(filters) {
 		const seen = new Map();
 		for (const f0 of filters) {
 			const f = { ...f0 };
 			if (this.faults.ignore_until)
 				delete f.until;
-			for (const ev of this.store.query(f, this.effectiveLimit(f)))
+			let evs = this.store.query(f, this.effectiveLimit(f));
+			if (f.ids && this.faults.partial_ids) {
+				const kept = partialIds(this.faults.partial_ids, evs);
+				this.stats.ids_withheld += evs.length - kept.length;
+				evs = kept;
+			}
+			for (const ev of evs)
 				seen.set(ev.id, ev);
 		}
 		return [...seen.values()].sort(compareEvents);
@@ -628,8 +657,9 @@ export class Relay {
 	// ----- HTTP on the same port -----
 
 	nip11() {
+		const neg = this.faults.neg;
 		const nips = this.rc.supported_nips ?? [1, 11, 45,
-		    ...(this.auth !== 'off' ? [42] : []), ...(this.rc.nip77 ? [77] : [])];
+		    ...(this.auth !== 'off' ? [42] : []), ...(neg !== null && neg !== 'err' ? [77] : [])];
 		const limitation = { auth_required: this.auth === 'required',
 		    max_message_length: MAX_PAYLOAD };
 		if (this.maxLimit !== Infinity)

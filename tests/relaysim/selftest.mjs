@@ -17,6 +17,7 @@ import WebSocket from 'ws';
 import { initNostrWasm } from 'nostr-wasm';
 import { setNostrWasm, verifyEvent, finalizeEvent } from 'nostr-tools/wasm';
 import { makeAuthEvent } from 'nostr-tools/nip42';
+import { nip77 } from 'nostr-tools';
 
 const { values: args } = parseArgs({ options: { ready: { type: 'string' },
     config: { type: 'string' }, certs: { type: 'string' } } });
@@ -520,8 +521,160 @@ async function checkOtherKnobs() {
 	    s.closed_reasons['rate-limited'] === 1, 'paced counters', JSON.stringify(s));
 }
 
+// ----- NIP-77: the server side, driven by nostr-tools' nip77 (a client
+// independent of the simulator's @nostr-dev-kit/sync) -----
+
+// Reconciles `mine` (events or {created_at, id}) with relay `name` over
+// filter f as the initiator with frame-size limit `limit`. Returns {have,
+// need, rounds, biggest (largest relay message, bytes), end (null, or the
+// message that ended it), hexIn (hex digits received)}.
+async function reconcile(name, f, mine, limit) {
+	const st = new nip77.NegentropyStorageVector();
+	for (const e of mine)
+		st.insert(e.created_at, e.id);
+	st.seal();
+	const ne = new nip77.Negentropy(st, limit);
+	const c = await connect(name);
+	const out = { have: [], need: [], rounds: 0, biggest: 0, end: null, hexIn: 0 };
+	c.send(['NEG-OPEN', 'neg1', f, ne.initiate()]);
+	for (;;) {
+		const m = await c.next((x) => x[1] === 'neg1' || x[0] === 'NOTICE');
+		if (m === null || m[0] !== 'NEG-MSG') {
+			out.end = m ?? ['gone'];
+			break;
+		}
+		out.rounds++;
+		out.hexIn += m[2].length;
+		out.biggest = Math.max(out.biggest, m[2].length / 2);
+		const next = ne.reconcile(m[2], (id) => out.have.push(id), (id) => out.need.push(id));
+		if (next === null)
+			break;
+		c.send(['NEG-MSG', 'neg1', next]);
+	}
+	c.send(['NEG-CLOSE', 'neg1']);
+	// A REQ answered after the NEG-CLOSE shows the close was handled.
+	await c.req('after', { limit: 0 });
+	c.close();
+	return out;
+}
+
+// The first answer to one NIP-77 message on a fresh connection, or what
+// came instead: 'gone' when the connection closed, 'nothing' when a REQ
+// sent after it was answered first. Only for answers the relay sends at
+// once (refusals): a served session is answered asynchronously.
+async function negAnswer(name, msg) {
+	const c = await connect(name);
+	c.send(msg);
+	c.send(['REQ', 'probe', { limit: 0 }]);
+	const m = await c.next(() => true);
+	c.close();
+	if (m === null)
+		return 'gone';
+	if (m[0] === 'EOSE' && m[1] === 'probe')
+		return 'nothing';
+	return m;
+}
+
+async function checkNegentropy() {
+	const doc = async (name) => JSON.parse((await httpGet(relay[name].http + '/',
+	    { Accept: 'application/nostr+json' })).body);
+	const adv = [];
+	for (const n of ['neg', 'negnotice', 'negsilent', 'negerr', 'plain'])
+		adv.push((await doc(n)).supported_nips.includes(77));
+	check(same(adv, [true, true, true, false, false]),
+	    'NIP-11 lists 77 for negentropy yes, notice and silent, not for err or none', `${adv}`);
+
+	// Exact have/need over several rounds, every answer within the frame limit.
+	await httpGet(`${relay.neg.http}/stats?reset=1`);
+	const f = { authors: [pk[1], pk[2]] };
+	const theirs = await truth('neg', 'match', f);
+	const held = new Set(theirs);
+	const mine = dataset.filter((e) => oracleMatch(f, e) && held.has(e.id) &&
+	    Number.parseInt(e.id.slice(0, 2), 16) % 5 !== 0);
+	const extra = dataset.filter((e) => oracleMatch(f, e) && !held.has(e.id)).slice(0, 25);
+	const r = await reconcile('neg', f, [...mine, ...extra], 4096);
+	const wantNeed = theirs.filter((id) => !mine.some((e) => e.id === id)).sort();
+	check(r.end === null && same(r.need.sort(), wantNeed) &&
+	    same(r.have.sort(), extra.map((e) => e.id).sort()),
+	    'negentropy yes: have and need are exactly the two differences',
+	    `need ${r.need.length}/${wantNeed.length} have ${r.have.length}/${extra.length} end ${r.end}`);
+	check(r.rounds > 1 && r.biggest <= 4096, 'neg_frame_limit 4096: several rounds, no answer longer',
+	    `${r.rounds} rounds, largest ${r.biggest} bytes`);
+	check(wantNeed.length > 0 && extra.length === 25,
+	    'the two sets differ both ways (the check above is not vacuous)');
+	let s = await stats('neg');
+	check(s.neg_opens === 1 && s.neg_msgs_in === r.rounds - 1 && s.neg_msgs_out === r.rounds &&
+	    s.neg_bytes_out === r.hexIn / 2 && s.neg_max_msg_bytes === r.biggest &&
+	    s.neg_closes === 1 && s.neg_sessions_open === 0,
+	    'negentropy counters: opens, messages and bytes both ways, closes', JSON.stringify(s));
+
+	const big = await negAnswer('neg', ['NEG-OPEN', 'big', {}, '61']);
+	check(big[0] === 'NEG-ERR' && big[1] === 'big' && big[2].startsWith('blocked: too many records'),
+	    'neg_max_records: a larger set is refused with NEG-ERR blocked:', JSON.stringify(big));
+	const bad = await negAnswer('neg', ['NEG-OPEN', 'bad', {}, 'XYZ']);
+	check(bad[0] === 'NEG-ERR' && bad[2].startsWith('invalid:'), 'NEG-OPEN with bad hex: NEG-ERR invalid:');
+	const unk = await negAnswer('neg', ['NEG-MSG', 'nope', '61']);
+	check(unk[0] === 'NEG-ERR' && unk[2].startsWith('closed:'), 'NEG-MSG for no session: NEG-ERR closed:');
+
+	const e = await negAnswer('negerr', ['NEG-OPEN', 'x', {}, '6100']);
+	check(e[0] === 'NEG-ERR' && e[1] === 'x' && e[2] === 'blocked: negentropy disabled',
+	    'negentropy err: NEG-ERR blocked: negentropy disabled', JSON.stringify(e));
+	const n = await negAnswer('negnotice', ['NEG-OPEN', 'x', {}, '6100']);
+	check(n[0] === 'NOTICE' && n[1] === 'ERROR: unknown cmd', 'negentropy notice: NOTICE ERROR: unknown cmd',
+	    JSON.stringify(n));
+	const q = await negAnswer('negsilent', ['NEG-OPEN', 'x', {}, '6100']);
+	check(q === 'nothing', 'negentropy silent: no answer at all (a later REQ is answered first)',
+	    JSON.stringify(q));
+	const none = await negAnswer('plain', ['NEG-OPEN', 'x', {}, '6100']);
+	check(none[0] === 'NOTICE' && none[1] === 'error: unknown message type',
+	    'a relay without the knob does not know NEG-OPEN', JSON.stringify(none));
+	s = await stats('negsilent');
+	check(s.neg_opens === 1 && s.neg_ignored === 1 && s.notices_sent === 0, 'silent counters');
+
+	const d1 = await negAnswer('negdrop', ['NEG-OPEN', 'x', {}, '6100']);
+	const dc = await connect('negdrop');
+	dc.send(['NEG-OPEN', 'x', { kinds: [0] }, '61']);
+	const d2 = await dc.next((m) => m[1] === 'x') ?? ['gone'];
+	dc.close();
+	s = await stats('negdrop');
+	check(d1 === 'gone' && d2[0] === 'NEG-MSG' && s.neg_drops === 1,
+	    'neg_drop first 1: the first NEG-OPEN loses the connection, the next is served',
+	    `${JSON.stringify(d1)} ${JSON.stringify(d2).slice(0, 80)}`);
+}
+
+async function checkPartialIds() {
+	// fraction 0.5: an id is sent when its first 32 bits are below 2^31,
+	// i.e. its first hex digit is 0-7.
+	const ids = (await truth('neg', 'match', { authors: [pk[3]] })).slice(0, 60);
+	await httpGet(`${relay.neg.http}/stats?reset=1`);
+	const c = await connect('neg');
+	const r = await c.req('p1', { ids });
+	const want = ids.filter((id) => id[0] < '8').sort();
+	check(r.end === 'EOSE' && same(r.events.map((x) => x.id).sort(), want) &&
+	    want.length > 0 && want.length < ids.length,
+	    'partial_ids fraction 0.5: only the ids whose first hex digit is 0-7 are sent',
+	    `${r.events.length} of ${ids.length}, want ${want.length}`);
+	const s = await stats('neg');
+	check(s.ids_withheld === ids.length - want.length, 'ids_withheld counts the rest',
+	    `${s.ids_withheld}`);
+	const kinds = await c.req('p2', { authors: [pk[3]] });
+	check(kinds.events.length >= ids.length, 'partial_ids leaves filters without ids alone');
+	c.close();
+	const pageable = await truth('neg', 'pageable', { ids });
+	check(same(pageable, want), 'pageable truth of an ids filter leaves the withheld ids out');
+
+	const d = await connect('negdrop');
+	const ten = (await truth('negdrop', 'match', { kinds: [1] })).slice(0, 10);
+	const r2 = await d.req('p3', { ids: ten });
+	const newest = dataset.filter((e) => ten.includes(e.id)).sort(nip01Order).slice(0, 3)
+	    .map((e) => e.id);
+	check(same(r2.events.map((x) => x.id), newest), 'partial_ids count 3: the 3 newest asked ids',
+	    `${r2.events.length}`);
+	d.close();
+}
+
 for (const step of [checkNip11, checkQueries, checkCap, checkAuth, checkTruth, checkDrains,
-    checkTls, checkOtherKnobs]) {
+    checkTls, checkOtherKnobs, checkNegentropy, checkPartialIds]) {
 	const t0 = Date.now();
 	try {
 		await step();

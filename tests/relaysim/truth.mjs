@@ -4,6 +4,7 @@
 // stores and fault settings; nothing here opens a socket.
 
 import { matchFilter } from './filter.mjs';
+import { partialIds } from './faults.mjs';
 
 function unlimited(f) {
 	const g = { ...f };
@@ -39,21 +40,28 @@ function secondsCut(m, eff) {
 }
 
 // Pageable events of one drain unit (one filter, no limit) on one relay.
+// partial_ids on a unit with ids: {count: n} acts as a cap of n (each page
+// holds the newest n, and the next page starts below them); {fraction: f}
+// withholds the same ids from every page, so they are left out of what the
+// pages would have brought (exact unless a page loses every id it had).
 function pageableUnit(r, u, pageLimit) {
 	const fl = r.faults;
-	const eff = Math.min(pageLimit > 0 ? pageLimit : r.defaultLimit, r.maxLimit, fl.cap);
+	const partial = u.ids !== undefined ? fl.partial_ids : null;
+	const withhold = (evs) => partial?.fraction !== undefined ? partialIds(partial, evs) : evs;
+	const eff = Math.min(pageLimit > 0 ? pageLimit : r.defaultLimit, r.maxLimit, fl.cap,
+	    partial?.count ?? Infinity);
 	const all = r.store.query(u);
 	const first = () => {
 		const g = { ...u };
 		if (fl.ignore_until)
 			delete g.until;
-		return r.store.query(g, eff).filter((ev) => matchFilter(u, ev));
+		return withhold(r.store.query(g, eff).filter((ev) => matchFilter(u, ev)));
 	};
 	if (fl.drop && fl.drop.trigger.permanent)
 		return first().slice(0, fl.drop.after);
 	if ((fl.no_eose && fl.no_eose.trigger.permanent) || fl.ignore_until)
 		return first();
-	return secondsCut(all, eff);
+	return withhold(secondsCut(all, eff));
 }
 
 // Ids a correct until-cursor drain obtains from the relays (union), see
