@@ -52,7 +52,8 @@ cat > "$work/config.json" <<JSON
     {"name": "paced", "default_limit": 20, "rate_limit": {"min_interval_ms": 300}},
     {"name": "neg", "negentropy": "yes", "subset": {"every": 2}, "neg_frame_limit": 4096,
      "neg_max_records": 1200, "partial_ids": {"fraction": 0.5}},
-    {"name": "negdrop", "negentropy": "yes", "neg_drop": {"first": 1}, "partial_ids": {"count": 3}},
+    {"name": "negdrop", "negentropy": "yes", "neg_drop": {"first": 1}, "partial_ids": {"count": 3},
+     "neg_bad_hex": {"first": 1}},
     {"name": "negerr", "negentropy": "err"},
     {"name": "negnotice", "negentropy": "notice"},
     {"name": "negsilent", "negentropy": "silent"}

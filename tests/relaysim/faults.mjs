@@ -104,7 +104,7 @@ function parsePartial(v, name) {
 }
 
 // The NIP-77 knobs: negentropy (or its older alias nip77: true = "yes"),
-// neg_frame_limit, neg_max_records and neg_drop.
+// neg_frame_limit, neg_max_records, neg_drop and neg_bad_hex.
 function parseNeg(rc, f) {
 	const name = rc.name;
 	if (rc.negentropy !== undefined && !NEG_MODES.includes(rc.negentropy))
@@ -122,8 +122,10 @@ function parseNeg(rc, f) {
 	f.neg_max_records = rc.neg_max_records === undefined ? Infinity :
 	    posInt(rc.neg_max_records, `relay ${name}: neg_max_records`);
 	f.neg_drop = trig('neg_drop', rc.neg_drop, name);
-	if ((f.neg_frame_limit || f.neg_max_records !== Infinity || f.neg_drop) && f.neg !== 'yes')
-		throw new Error(`relay ${name}: neg_frame_limit, neg_max_records and neg_drop need negentropy "yes"`);
+	f.neg_bad_hex = trig('neg_bad_hex', rc.neg_bad_hex, name);
+	if ((f.neg_frame_limit || f.neg_max_records !== Infinity || f.neg_drop || f.neg_bad_hex) &&
+	    f.neg !== 'yes')
+		throw new Error(`relay ${name}: neg_frame_limit, neg_max_records, neg_drop and neg_bad_hex need negentropy "yes"`);
 }
 
 export const MALFORMED_DEFAULT = ['truncated', 'not_json', 'unknown_type', 'short_event',

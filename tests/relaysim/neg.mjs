@@ -183,7 +183,13 @@ export class NegServer {
 			this.stats.neg_msgs_out++;
 			this.stats.neg_bytes_out += out.length;
 			this.stats.neg_max_msg_bytes = Math.max(this.stats.neg_max_msg_bytes, out.length);
-			this.relay.send(conn, ['NEG-MSG', sess.id, lib.uint8ArrayToHex(out)]);
+			let answer = lib.uint8ArrayToHex(out);
+			const bad = this.relay.faults.neg_bad_hex;
+			if (bad !== null && bad.trigger.hit()) {
+				this.stats.neg_bad_hex_sent++;
+				answer = answer.slice(0, -1);	// an odd count of digits: not hex
+			}
+			this.relay.send(conn, ['NEG-MSG', sess.id, answer]);
 		});
 	}
 }

@@ -24,7 +24,7 @@ export const RELAY_KEYS = ['name', 'slot', 'port', 'host', 'url_host', 'ipv6', '
     'auth', 'auth_pubkeys', 'nip77', 'cap', 'ignore_until', 'drop_mid_page', 'slow_ms',
     'rate_limit', 'no_eose', 'bad_sig', 'wrong_id', 'unrequested', 'malformed_json',
     'oversized_frame', 'publish_reject', 'read_only', 'silent', 'bad_sig_flood', 'tag_bomb',
-    'negentropy', 'neg_frame_limit', 'neg_max_records', 'neg_drop', 'partial_ids'];
+    'negentropy', 'neg_frame_limit', 'neg_max_records', 'neg_drop', 'neg_bad_hex', 'partial_ids'];
 
 const MAX_PAYLOAD = 16 * 1024 * 1024;	// largest frame accepted from a client, bytes
 const FLUSH_EVERY = 200;		// events sent between waits for the socket to drain
@@ -37,7 +37,7 @@ const STAT_NAMES = ['connections', 'connections_open', 'reqs', 'reqs_served', 'c
     'events_rejected', 'bad_messages', 'max_open_subs', 'stored', 'silent_reqs', 'flood_sent',
     'tag_bombs_sent', 'ids_withheld', 'neg_opens', 'neg_msgs_in', 'neg_msgs_out', 'neg_bytes_in',
     'neg_bytes_out', 'neg_max_msg_bytes', 'neg_errs_sent', 'neg_closes', 'neg_refusals',
-    'neg_ignored', 'neg_drops', 'neg_sessions_open'];
+    'neg_ignored', 'neg_drops', 'neg_bad_hex_sent', 'neg_sessions_open'];
 
 function isReplaceable(k) {
 	return k === 0 || k === 3 || (k >= 10000 && k < 20000);

@@ -640,6 +640,8 @@ async function checkNegentropy() {
 	check(d1 === 'gone' && d2[0] === 'NEG-MSG' && s.neg_drops === 1,
 	    'neg_drop first 1: the first NEG-OPEN loses the connection, the next is served',
 	    `${JSON.stringify(d1)} ${JSON.stringify(d2).slice(0, 80)}`);
+	check(d2[2] === '6' && s.neg_bad_hex_sent === 1,
+	    'neg_bad_hex first 1: that first answer ("61") lost its last digit', JSON.stringify(d2));
 }
 
 async function checkPartialIds() {
