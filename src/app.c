@@ -19,6 +19,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/live.h"
+#include "sync/negsync.h"
 #include "sync/retention.h"
 #include "uplink/uplink.h"
 
@@ -77,6 +78,8 @@ app_idle(const struct app *app)
 	if (app->follow != NULL && !follow_resolved(app->follow))
 		return false;
 	if (app->drain != NULL && !drain_idle(app->drain))
+		return false;
+	if (app->negsync != NULL && negsync_fetches(app->negsync) > 0)
 		return false;
 	if (app->uplink != NULL && uplink_busy(app->uplink))
 		return false;
@@ -137,6 +140,9 @@ app_config_changed(struct app *app, const char *key)
 		app_ingest_configure(app);
 	if (is(key, "live.enabled") && app->live != NULL)
 		live_sync(app->live);
+	if ((is(key, "recovery.backoff_base_ms") ||
+	    is(key, "recovery.backoff_max_ms")) && app->negsync != NULL)
+		negsync_config_changed(app->negsync);
 	if (is(key, "store.max_bytes") && app->retention != NULL)
 		retention_kick(app->retention);
 	if ((is(key, "follow.roots") || is(key, "relays.bootstrap")) &&

@@ -26,6 +26,7 @@ struct relays_obs;
 struct follow;
 struct live;
 struct drain;
+struct negsync;
 struct retention;
 struct http;
 struct console;
@@ -55,6 +56,7 @@ struct app {
 	struct follow		*follow;	/* planners: follow graph, */
 	struct live		*live;		/* live stream, */
 	struct drain		*drain;		/* author drain */
+	struct negsync		*negsync;	/* NIP-77 sync and recovery */
 	struct retention	*retention;	/* store.max_bytes enforced */
 	struct http		*http;		/* status page, API, /metrics */
 	struct console		*console;	/* serial console, or NULL */

@@ -33,6 +33,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/live.h"
+#include "sync/negsync.h"
 #include "sync/relays_obs.h"
 #include "sync/retention.h"
 #include "ui/commands.h"
@@ -404,11 +405,14 @@ start_sync(struct app *app)
 	    app->store, app->cfg);
 	app->drain = drain_new(app->loop, app->pool, app->ingest, app->store,
 	    app->cfg, app->follow);
+	app->negsync = negsync_new(app->loop, app->pool, app->ingest,
+	    app->store, app->cfg, app->follow);
 	app->live = live_new(app->loop, app->pool, app->ingest, app->store,
 	    app->cfg, app->follow);
 	app->retention = retention_new(app->loop, app->store, app->ingest,
 	    app->cfg);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
+	    app->negsync == NULL ||
 	    app->retention == NULL ||
 	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
 	    follow_listen(app->follow, live_sync, app->live) == -1) {
@@ -416,6 +420,7 @@ start_sync(struct app *app)
 		return -1;
 	}
 	drain_set_hold(app->drain, store_full, app->retention);
+	drain_set_negsync(app->drain, app->negsync);
 	follow_start(app->follow);
 	return 0;
 }
@@ -487,6 +492,7 @@ stop_parts(struct app *app)
 	uplink_free(app->uplink);
 	live_free(app->live);
 	drain_free(app->drain);
+	negsync_free(app->negsync);
 	retention_free(app->retention);
 	follow_free(app->follow);
 	pool_free(app->pool);

@@ -63,6 +63,14 @@ static const struct cfg_def cfg_table[] = {
 	  .min = 1000, .max = 3600000, .unit = "ms",
 	  .help = "longest wait before reconnecting to a failing relay",
 	  .flags = CFG_RUNTIME },
+	{ .name = "negentropy.enabled", .type = CFG_BOOL, .def = "true",
+	  .help = "reconcile authors' histories with NIP-77 where a relay "
+	  "speaks it, instead of paging", .flags = CFG_RUNTIME },
+	{ .name = "negentropy.resync_s", .type = CFG_INT, .def = "86400",
+	  .min = 60, .max = 30 * 86400, .unit = "s",
+	  .help = "reconcile a complete author again this long after, on "
+	  "relays that speak NIP-77 (gaps opened while the box was off)",
+	  .flags = CFG_RUNTIME },
 	{ .name = "recovery.backoff_base_ms", .type = CFG_INT, .def = "30000",
 	  .min = 10, .max = 3600000, .unit = "ms",
 	  .help = "wait before fetching again ids a relay reported and did "

@@ -244,6 +244,23 @@
 #define DRAIN_RETRY_SWEEP_MS		(5 * 60 * 1000)	/* cursor rows due a retry are looked for every, ms */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 
+/* NIP-77 sync of authors' histories (src/sync/negsync.c). */
+#define NEGSYNC_WINDOW_ITEMS		10000		/* the box's own items in one session (40 bytes each) */
+#define NEGSYNC_MAX_STEPS		2		/* author reconciliations at once, over every relay */
+#define NEGSYNC_QUEUE_IDS		4096		/* ids waiting to be fetched, per step (32 bytes each) */
+#define NEGSYNC_FETCHES_PER_STEP	2		/* exact-id REQs of one step at once */
+#define NEGSYNC_FRAME_BYTES		32768		/* frame-size limit of our negentropy messages, bytes */
+#define NEGSYNC_FIRST_REPLY_MS		15000		/* NEG-OPEN unanswered this long: the relay does not reconcile, ms */
+#define NEGSYNC_IDLE_MS			60000		/* a session silent this long ends, ms */
+#define NEGSYNC_FETCH_TIMEOUT_MS	30000		/* an exact-id REQ without EOSE ends, ms */
+#define NEGSYNC_RETRY_REFUSAL_S		86400		/* a relay that refused NIP-77 is asked again after, s */
+#define NEGSYNC_RECOVERY_TICK_MS	60000		/* the recovery index is looked at least this often, ms */
+#define NEGSYNC_RECOVERY_PER_TICK	8		/* due relays begun per look */
+#define NEGSYNC_RECOVERY_FETCHES	4		/* recovery fetches in flight at once */
+#define NEGSYNC_SATISFIED_BATCH		256		/* stored ids handed to recovery together */
+#define NEGSYNC_SATISFIED_MS		1000		/* ...or after this long, ms */
+#define RECOVERY_LIST_MAX		1000		/* relays one recovery listing shows */
+
 /* Missing-event recovery (src/sync/recovery.c, src/store/recovery.c); its delays are recovery.backoff_*_ms. */
 #define RECOVERY_MAX_IDS_PER_ATTEMPT	300		/* ids in one recovery fetch (one exact-id REQ), ids */
 #define RECOVERY_MAX_FAILURES_PER_ID	12		/* failed fetches of one id before it expires, fetches */

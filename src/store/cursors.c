@@ -32,6 +32,10 @@ static const char *const cursor_why_texts[] = {
 	[STORE_CURSOR_WHY_UNTIL] = "relay ignores until",
 	[STORE_CURSOR_WHY_NOANSWER] = "no answer from relay",
 	[STORE_CURSOR_WHY_UNUSED] = "relay not dialled (outbox relay limits)",
+	[STORE_CURSOR_WHY_RECOVERY] = "events the relay reported are being "
+	    "fetched again",
+	[STORE_CURSOR_WHY_DENSE] = "more events in one second than one "
+	    "negentropy session holds",
 };
 
 const char *
@@ -429,4 +433,24 @@ store_cursors_summary(struct store *st, struct store_cursor_summary *out)
 	out->authors_draining = out->authors_total - out->authors_complete -
 	    out->authors_incomplete;
 	return 0;
+}
+
+int64_t
+store_cursors_recovered(struct store *st, const char *relay, int64_t now_s)
+{
+	sqlite3_stmt	*stmt;
+
+	stmt = store_stmt(st, "UPDATE cursors SET complete = 1, "
+	    "incomplete_reason = NULL, incomplete_why = 0, updated_at = ?2 "
+	    "WHERE relay = ?1 AND incomplete_why = 5");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_text(stmt, 1, relay, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 2, now_s) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "cursors recovered");
+		return -1;
+	}
+	if (store_step_done(st, stmt, "cursors recovered") == -1)
+		return -1;
+	return sqlite3_changes(store_db(st));
 }

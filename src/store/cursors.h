@@ -30,6 +30,8 @@ enum store_cursor_why {
 	STORE_CURSOR_WHY_UNTIL,		/* the relay ignores until */
 	STORE_CURSOR_WHY_NOANSWER,	/* no answer from the relay; asked again later */
 	STORE_CURSOR_WHY_UNUSED,	/* relay not dialled (outbox limits); resumes when it is */
+	STORE_CURSOR_WHY_RECOVERY,	/* ids the relay reported are under recovery */
+	STORE_CURSOR_WHY_DENSE,		/* one second holds more than a session may */
 };
 
 enum store_cursor_state {
@@ -107,6 +109,13 @@ int	store_cursor_retry(struct store *, const uint8_t pubkey[32],
  */
 int	store_cursor_gap(struct store *, const uint8_t pubkey[32],
 	    const char *relay, int64_t gap_since, int64_t now_s);
+
+/*
+ * Every row of relay waiting on recovery (STORE_CURSOR_WHY_RECOVERY) is
+ * complete: the relay's missing ids all arrived. Rows changed, or -1.
+ */
+int64_t	store_cursors_recovered(struct store *, const char *relay,
+	    int64_t now_s);
 
 /*
  * Set the cursors of pubkey (NULL: of every author) back to not started:

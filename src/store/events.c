@@ -350,6 +350,44 @@ store_events_query(struct store *st, const struct filter *f,
 	return n;
 }
 
+int64_t
+store_events_author_items(struct store *st, const uint8_t pubkey[32],
+    int64_t since, int64_t until, size_t max, store_item_cb cb, void *arg)
+{
+	sqlite3_stmt	*stmt;
+	int64_t		 n = 0;
+	int		 rc;
+
+	stmt = store_stmt(st, "SELECT created_at, id FROM events WHERE "
+	    "pubkey = ?1 AND created_at >= ?2 AND (?3 < 0 OR created_at <= ?3) "
+	    "ORDER BY created_at, id LIMIT ?4");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 2, since < 0 ? 0 : since) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 3, until) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 4, (int64_t)max) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "author items");
+		return -1;
+	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (sqlite3_column_bytes(stmt, 1) != 32)
+			continue;
+		n++;
+		if (cb(sqlite3_column_int64(stmt, 0),
+		    sqlite3_column_blob(stmt, 1), arg) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	store_stmt_done(stmt);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: author items: %s", sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	return n;
+}
+
 /*
  * Retention walks the table in (created_at, id) order from a resume
  * position kept in meta (evict_at, evict_id), so rows it may not evict

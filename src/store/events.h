@@ -104,6 +104,19 @@ int64_t	store_events_query(struct store *, const struct filter *f,
  * when still over budget (call again later), 0 when within it, -1
  * (logged) on error.
  */
+/*
+ * The (created_at, id) of pubkey's events with created_at in [since,
+ * until] (until < 0: no end), ascending by created_at then id (the order
+ * NIP-77 sorts by), at most max of them, each handed to cb (cb returns 0
+ * to go on, 1 to stop). Events dated before 1970 are left out. Rows
+ * handed, or -1 (logged).
+ */
+typedef int	(*store_item_cb)(int64_t created_at, const uint8_t id[32],
+		    void *arg);
+int64_t	store_events_author_items(struct store *, const uint8_t pubkey[32],
+	    int64_t since, int64_t until, size_t max, store_item_cb cb,
+	    void *arg);
+
 int	store_events_evict(struct store *, int64_t max_bytes,
 	    int64_t *evicted);
 

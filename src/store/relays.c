@@ -186,3 +186,53 @@ store_relays_each(struct store *st, store_relay_row_cb cb, void *arg)
 	}
 	return 0;
 }
+
+int
+store_relay_negentropy_get(struct store *st, const char *url, int *value,
+    int64_t *at)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	*value = -1;
+	*at = 0;
+	stmt = store_stmt(st, "SELECT negentropy, coalesce(negentropy_at, 0) "
+	    "FROM relays WHERE url = ?1");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "relays negentropy");
+		return -1;
+	}
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW &&
+	    sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+		*value = sqlite3_column_int(stmt, 0) != 0;
+		*at = sqlite3_column_int64(stmt, 1);
+	}
+	store_stmt_done(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		log_warnx("store: relays negentropy: %s",
+		    sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_relay_negentropy_set(struct store *st, const char *url, int value,
+    int64_t now_s)
+{
+	sqlite3_stmt	*stmt;
+
+	stmt = store_stmt(st, "UPDATE relays SET negentropy = ?2, "
+	    "negentropy_at = ?3, updated_at = ?3 WHERE url = ?1");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int(stmt, 2, value != 0) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 3, now_s) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "relays negentropy");
+		return -1;
+	}
+	return store_step_done(st, stmt, "relays negentropy");
+}

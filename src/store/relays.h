@@ -54,6 +54,17 @@ int	store_relay_set_nip11(struct store *, const char *url,
 	    const struct nip11_info *, int64_t now_s);
 
 /* One row as the surfaces show it; the strings live until cb returns. */
+/*
+ * What is known of url's NIP-77 support: *value 1 (it reconciled), 0 (it
+ * refused) or -1 (unknown, or no row), *at when that was learnt (Unix
+ * seconds; 0 when unknown). 0, or -1 (logged).
+ */
+int	store_relay_negentropy_get(struct store *, const char *url, int *value,
+	    int64_t *at);
+/* Record that url reconciled (value 1) or refused (0) at now_s. 0 or -1. */
+int	store_relay_negentropy_set(struct store *, const char *url, int value,
+	    int64_t now_s);
+
 struct store_relay_row {
 	const char	*url, *role, *state;
 	int64_t		 events;

@@ -42,6 +42,7 @@
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
+#include "sync/negsync.h"
 #include "sync/outbox.h"
 #include "sync/subs.h"
 
@@ -62,6 +63,8 @@ struct step {
 	struct drain_page	 page;		/* what was asked, the page so far */
 	bool			 failed;	/* the store refused an event */
 	uint64_t		 lost_at_start;	/* ingest's lost batches then */
+	struct negsync_step	*neg;		/* a NIP-77 step instead of a REQ */
+	bool			 is_neg;	/* a NIP-77 step (neg may be gone) */
 };
 TAILQ_HEAD(step_list, step);
 
@@ -88,6 +91,7 @@ struct drain {
 	struct store		*st;
 	const struct config	*cfg;
 	struct follow		*follow;
+	struct negsync		*ns;		/* NIP-77 steps, or NULL */
 	struct drelay_list	 relays;
 	size_t			 nsteps;
 	int64_t			 pace_ms;	/* last given to the pool */
@@ -182,8 +186,13 @@ step_finish(struct step *s)
 {
 	struct drelay	*dr = s->dr;
 
+	struct drelay	*o;
+	bool		 neg = s->is_neg;
+
 	if (s->sub != NULL)
 		pool_sub_close(s->sub);
+	if (s->neg != NULL)
+		negsync_cancel(s->neg);
 	loop_timer_clear(dr->d->loop, &s->timer);
 	TAILQ_REMOVE(&dr->steps, s, entry);
 	dr->nsteps--;
@@ -191,6 +200,10 @@ step_finish(struct step *s)
 	filter_free(&s->f);
 	free(s);
 	drelay_kick(dr, 0);
+	/* A NIP-77 slot freed: other relays may have waited for one. */
+	if (neg)
+		TAILQ_FOREACH(o, &dr->d->relays, entry)
+			drelay_kick(o, 0);
 }
 
 static void
@@ -487,12 +500,80 @@ step_limit(const struct drain *d, const char *url)
 	    relay_max_limit(d, url));
 }
 
+/*
+ * A NIP-77 step ended (negsync.h): record what it means for the row, in
+ * ingest's batch with the events it fetched.
+ */
+static void
+step_neg_done(void *arg, enum negsync_end end, const char *why)
+{
+	struct step	*s = arg;
+	struct drelay	*dr = s->dr;
+	struct store	*st = dr->d->st;
+	int64_t		 now = clock_wall_s();
+
+	s->neg = NULL;		/* gone with this call */
+	switch (end) {
+	case NEGSYNC_COMPLETE:
+		if (ingest_tx(dr->d->ing) == 0)
+			(void)store_cursor_complete(st, s->pk, dr->url, now);
+		break;
+	case NEGSYNC_RECOVERING:
+	case NEGSYNC_DENSE:
+		if (ingest_tx(dr->d->ing) == 0)
+			(void)store_cursor_incomplete(st, s->pk, dr->url,
+			    end == NEGSYNC_DENSE ? STORE_CURSOR_WHY_DENSE :
+			    STORE_CURSOR_WHY_RECOVERY, NULL, -1, now);
+		break;
+	case NEGSYNC_FAILED:
+		step_stall(s, why != NULL ? why : "negentropy failed");
+		break;
+	case NEGSYNC_REFUSED:
+		break;		/* the row is paged from now on */
+	}
+	step_finish(s);
+}
+
+/* A NIP-77 step for p's row. 0 started, 1 not now (slots or author busy). */
+static int
+step_start_neg(struct drelay *dr, const struct pick *p)
+{
+	struct drain	*d = dr->d;
+	struct step	*s;
+
+	if (!negsync_can_start(d->ns, p->pk) ||
+	    (s = calloc(1, sizeof(*s))) == NULL)
+		return 1;
+	s->dr = dr;
+	memcpy(s->pk, p->pk, 32);
+	hex_encode(s->pk, 32, s->pkhex, sizeof(s->pkhex));
+	s->stalls = p->stalls;
+	s->is_neg = true;
+	filter_init(&s->f);
+	TAILQ_INSERT_TAIL(&dr->steps, s, entry);
+	dr->nsteps++;
+	d->nsteps++;
+	if ((s->neg = negsync_start(d->ns, p->pk, dr->url, step_neg_done,
+	    s)) == NULL) {
+		TAILQ_REMOVE(&dr->steps, s, entry);
+		dr->nsteps--;
+		d->nsteps--;
+		free(s);
+		return 1;
+	}
+	log_debug("drain: %s: reconciling %.16s (NIP-77)", dr->url, s->pkhex);
+	return 0;
+}
+
+/* Start the row of p: reconciled where the relay speaks NIP-77, else paged. */
 static int
 step_start(struct drelay *dr, const struct pick *p)
 {
 	struct drain	*d = dr->d;
 	struct step	*s;
 
+	if (d->ns != NULL && negsync_wanted(d->ns, dr->url))
+		return step_start_neg(dr, p);
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
 	s->dr = dr;
@@ -589,6 +670,7 @@ drelay_pump(struct drelay *dr)
 	struct drain	*d = dr->d;
 	struct picks	 pk = { .dr = dr };
 	size_t		 cap = drelay_cap(dr), want, i;
+	int		 rc;
 	uint64_t	 now = loop_now_ms(d->loop);
 
 	/* Over the allowance after a drop: the newest steps go (no EOSE, so
@@ -612,11 +694,13 @@ drelay_pump(struct drelay *dr)
 		(void)store_cursors_draining(d->st, dr->url, NULL,
 		    want + dr->nsteps, pick_cb, &pk);
 	for (i = 0; i < pk.n; i++) {
-		if (step_start(dr, &pk.v[i]) == -1) {
+		if ((rc = step_start(dr, &pk.v[i])) == -1) {
 			log_warnx("drain: %s: cannot open a request",
 			    dr->url);
 			break;
 		}
+		if (rc == 1)
+			break;		/* no NIP-77 slot: wait for one */
 		memcpy(dr->after, pk.v[i].pk, 32);
 		dr->has_after = true;
 	}
@@ -673,6 +757,8 @@ drelay_free(struct drelay *dr)
 	while ((s = TAILQ_FIRST(&dr->steps)) != NULL) {
 		if (s->sub != NULL)
 			pool_sub_close(s->sub);
+		if (s->neg != NULL)
+			negsync_cancel(s->neg);
 		loop_timer_clear(dr->d->loop, &s->timer);
 		TAILQ_REMOVE(&dr->steps, s, entry);
 		filter_free(&s->f);
@@ -809,6 +895,28 @@ row_retry_due(const struct store_cursor *c, bool allowed, int64_t now)
 }
 
 /*
+ * Whether negentropy should look at a finished row again: a burst over
+ * the relay's cap or a relay ignoring until (paging cannot close those,
+ * NIP-77 can) on a relay not known to refuse it; or a complete row on a
+ * relay that reconciles, negentropy.resync_s after it was finished (gaps
+ * opened while the box was off).
+ */
+static bool
+row_reconcile_due(const struct drain *d, const struct store_cursor *c,
+    bool allowed, int64_t now)
+{
+	if (d->ns == NULL || !allowed || !negsync_wanted(d->ns, c->relay))
+		return false;
+	if (c->state == STORE_CURSOR_INCOMPLETE)
+		return c->why == STORE_CURSOR_WHY_BURST ||
+		    c->why == STORE_CURSOR_WHY_UNTIL;
+	return c->state == STORE_CURSOR_COMPLETE &&
+	    negsync_support(d->ns, c->relay) == NEGSYNC_YES &&
+	    now - c->updated_at >= config_get_int(d->cfg,
+	    "negentropy.resync_s");
+}
+
+/*
  * Every row of an author: one on a relay the outbox plan no longer dials
  * is set aside (incomplete, STORE_CURSOR_WHY_UNUSED, gap kept); one due a
  * retry drains again from its cursor; one still draining on a relay the
@@ -833,7 +941,8 @@ sync_old_row(const struct store_cursor *c, void *arg)
 		    c->has_gap ? c->gap_since : -1, sc->now);
 		return 0;
 	}
-	if (row_retry_due(c, allowed, sc->now) &&
+	if ((row_retry_due(c, allowed, sc->now) ||
+	    row_reconcile_due(sc->d, c, allowed, sc->now)) &&
 	    store_cursor_retry(sc->d->st, c->pubkey, c->relay, sc->now) == 0) {
 		log_info("drain: %s: retrying an author (was: %s)", c->relay,
 		    c->reason);
@@ -954,4 +1063,10 @@ drain_idle(struct drain *d)
 	if (store_cursors_summary(d->st, &sum) == -1)
 		return false;
 	return sum.authors_draining == 0;
+}
+
+void
+drain_set_negsync(struct drain *d, struct negsync *ns)
+{
+	d->ns = ns;
 }

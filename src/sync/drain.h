@@ -144,6 +144,15 @@ int64_t		 drain_reset(struct drain *, const uint8_t *pubkey);
 typedef bool	(*drain_held_fn)(void *arg);
 void		 drain_set_hold(struct drain *, drain_held_fn held, void *arg);
 
+/*
+ * Reconcile rows through ns (NIP-77) on the relays that speak it instead
+ * of paging them; NULL pages everything. Rows recorded as a burst over
+ * the cap or a relay ignoring until are looked at again through it, and
+ * complete rows every negentropy.resync_s.
+ */
+struct negsync;
+void		 drain_set_negsync(struct drain *, struct negsync *);
+
 /* Steps open now (requests sent or queued in the pool). */
 size_t		 drain_in_flight(const struct drain *);
 

@@ -77,6 +77,8 @@ struct ingest {
 	size_t			 nnewest;
 	struct ingest_stats	 stats;
 	struct log_rl		 rl_invalid, rl_error;
+	ingest_stored_fn	 on_stored;	/* told of each new event */
+	void			*on_stored_arg;
 };
 
 static const char *const result_names[] = {
@@ -576,6 +578,8 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 	info_from_event(&ev, info);
 	if (res == INGEST_NEW && src == INGEST_LIVE && relay != NULL)
 		(void)newest_note(ing, relay, ev.created_at);
+	if (res == INGEST_NEW && ing->on_stored != NULL)
+		ing->on_stored(ing->on_stored_arg, info->id);
 	event_free(&ev);
 	return res;
 }
@@ -623,4 +627,11 @@ ingest_event_json(struct ingest *ing, const char *text, size_t len,
 		return INGEST_INVALID;
 	}
 	return ingest_object(ing, obj, filters, nfilters, src, relay_url, info);
+}
+
+void
+ingest_on_stored(struct ingest *ing, ingest_stored_fn fn, void *arg)
+{
+	ing->on_stored = fn;
+	ing->on_stored_arg = arg;
 }

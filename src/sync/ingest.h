@@ -139,6 +139,14 @@ enum ingest_result ingest_event_json(struct ingest *, const char *text,
 		    enum ingest_source, const char *relay_url,
 		    struct ingest_info *info);
 
+/*
+ * Be told the id of every new event ingest stores (fn NULL: no one), from
+ * inside ingest_event, while the event's batch is open. One listener.
+ */
+typedef void	(*ingest_stored_fn)(void *arg, const uint8_t id[32]);
+void		 ingest_on_stored(struct ingest *, ingest_stored_fn fn,
+		    void *arg);
+
 /* The running totals, owned by ingest. */
 const struct ingest_stats *ingest_stats(const struct ingest *);
 /* "new", "duplicate", "invalid", "too large", "unrequested", "error". */

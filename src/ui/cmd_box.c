@@ -246,6 +246,7 @@ add_pool_rows(struct app *app, cJSON *list)
 		if (pool_relay_info(app->pool, i, &info) == -1 ||
 		    (r = status_relay_info(&info)) == NULL)
 			continue;
+		status_relay_sync(app, info.url, r);
 		cJSON_AddBoolToObject(r, "configured", list_contains(
 		    config_get(app->cfg, RELAYS_KEY), info.url, same_url));
 		cJSON_AddItemToArray(list, r);

@@ -15,6 +15,8 @@
 #include "store/cursors.h"
 #include "store/follows.h"
 #include "sync/drain.h"
+#include "sync/negsync.h"
+#include "sync/recovery.h"
 #include "ui/cmd_sync.h"
 #include "ui/commands.h"
 
@@ -169,5 +171,58 @@ cmd_backfill_reset(struct app *app, const cJSON *args, enum cmd_origin from)
 		return commands_error("backfill reset: the store failed");
 	if ((r = cJSON_CreateObject()) != NULL)
 		cJSON_AddNumberToObject(r, "reset", (double)n);
+	return r;
+}
+
+struct rec_listing {
+	struct app	*app;
+	cJSON		*list;
+	int64_t		 pending, expired;
+};
+
+static int
+add_recovery(const struct recovery_summary *s, void *arg)
+{
+	struct rec_listing	*l = arg;
+	cJSON			*r;
+
+	l->pending += s->pending;
+	l->expired += s->expired;
+	if ((r = cJSON_CreateObject()) == NULL)
+		return 1;
+	cJSON_AddStringToObject(r, "relay", s->relay);
+	cJSON_AddNumberToObject(r, "pending", (double)s->pending);
+	cJSON_AddBoolToObject(r, "in_flight", s->in_flight);
+	cJSON_AddNumberToObject(r, "next_attempt", s->pending > 0 &&
+	    !s->in_flight ? (double)(s->next_attempt_ms / 1000) : 0);
+	cJSON_AddNumberToObject(r, "expired", (double)s->expired);
+	cJSON_AddNumberToObject(r, "attempts", (double)s->attempts);
+	cJSON_AddNumberToObject(r, "recovered", (double)s->recovered);
+	cJSON_AddBoolToObject(r, "can_restore_health", s->can_restore_health);
+	cJSON_AddStringToObject(r, "health", recovery_health_name(s->health));
+	cJSON_AddStringToObject(r, "negentropy", negsync_support_name(
+	    negsync_support(l->app->negsync, s->relay)));
+	cJSON_AddItemToArray(l->list, r);
+	return cJSON_GetArraySize(l->list) >= RECOVERY_LIST_MAX ? 1 : 0;
+}
+
+cJSON *
+cmd_recovery(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	struct rec_listing	 l = { .app = app };
+	cJSON			*r;
+
+	if (app->negsync == NULL)
+		return commands_error("recovery: the planners are not running");
+	if ((r = cJSON_CreateObject()) == NULL)
+		return NULL;
+	l.list = cJSON_AddArrayToObject(r, "recovery");
+	if (recovery_each(negsync_recovery(app->negsync), add_recovery,
+	    &l) == -1) {
+		cJSON_Delete(r);
+		return commands_error("recovery: cannot read the index");
+	}
+	cJSON_AddNumberToObject(r, "pending", (double)l.pending);
+	cJSON_AddNumberToObject(r, "expired", (double)l.expired);
 	return r;
 }

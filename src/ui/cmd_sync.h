@@ -25,4 +25,12 @@ cJSON	*cmd_follows(struct app *, const cJSON *args,
 cJSON	*cmd_backfill_reset(struct app *, const cJSON *args,
 	    enum cmd_origin);
 
+/*
+ * No args: the recovery index, relay by relay: {"recovery": [{relay,
+ * pending, in_flight, next_attempt (Unix s, 0 when none is due),
+ * expired, attempts, recovered, can_restore_health, health,
+ * negentropy}], "pending": total, "expired": total}.
+ */
+cJSON	*cmd_recovery(struct app *, const cJSON *args, enum cmd_origin);
+
 #endif

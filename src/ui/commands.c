@@ -236,6 +236,9 @@ static const struct command command_table[] = {
 	{ .name = "backfill reset", .params = "[author]", .help = "drain one "
 	  "author's history (or everyone's) again from the newest event",
 	  .flags = MUT, .run = cmd_backfill_reset },
+	{ .name = "recovery", .params = "", .help = "ids relays reported and "
+	  "did not deliver, per relay: pending, next attempt, expired, health",
+	  .run = cmd_recovery },
 	{ .name = NULL },
 };
 

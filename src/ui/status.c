@@ -18,6 +18,8 @@
 #include "store/store.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
+#include "sync/negsync.h"
+#include "sync/recovery.h"
 #include "sync/ingest.h"
 #include "sync/retention.h"
 #include "ui/status.h"
@@ -134,18 +136,86 @@ status_relay_info(const struct pool_relay_info *info)
 	return r;
 }
 
+void
+status_relay_sync(const struct app *app, const char *url, cJSON *r)
+{
+	struct recovery_summary	sum;
+
+	if (app->negsync == NULL)
+		return;
+	cJSON_AddStringToObject(r, "negentropy", negsync_support_name(
+	    negsync_support(app->negsync, url)));
+	if (recovery_summary(negsync_recovery(app->negsync), url, &sum) == -1)
+		return;
+	cJSON_AddStringToObject(r, "health", recovery_health_name(sum.health));
+	cJSON_AddNumberToObject(r, "recovery_pending", (double)sum.pending);
+}
+
 /* The pool's live view of every relay it runs. */
 static void
-add_relays_pool(cJSON *list, const struct pool *pool)
+add_relays_pool(cJSON *list, const struct app *app)
 {
 	struct pool_relay_info	 info;
-	size_t			 i, n = pool_relay_count(pool);
+	size_t			 i, n = pool_relay_count(app->pool);
 	cJSON			*r;
 
-	for (i = 0; i < n; i++)
-		if (pool_relay_info(pool, i, &info) == 0 &&
-		    (r = status_relay_info(&info)) != NULL)
-			cJSON_AddItemToArray(list, r);
+	for (i = 0; i < n; i++) {
+		if (pool_relay_info(app->pool, i, &info) == -1 ||
+		    (r = status_relay_info(&info)) == NULL)
+			continue;
+		status_relay_sync(app, info.url, r);
+		cJSON_AddItemToArray(list, r);
+	}
+}
+
+static int
+sum_recovery(const struct recovery_summary *s, void *arg)
+{
+	int64_t	*t = arg;
+
+	t[0] += s->pending;
+	t[1] += s->expired;
+	t[2] += s->in_flight;
+	t[3]++;
+	return 0;
+}
+
+/*
+ * NIP-77 sync and the recovery index: what was reconciled, fetched and
+ * handed to recovery since start; ids pending and expired now.
+ */
+static void
+add_negentropy(cJSON *root, const struct app *app)
+{
+	const struct negsync_stats	*ns;
+	int64_t				 t[4] = { 0 };
+	cJSON				*o, *r;
+
+	if (app->negsync == NULL)
+		return;
+	ns = negsync_stats(app->negsync);
+	if ((o = cJSON_AddObjectToObject(root, "negentropy")) == NULL)
+		return;
+	cJSON_AddNumberToObject(o, "steps", (double)ns->steps);
+	cJSON_AddNumberToObject(o, "complete", (double)ns->complete);
+	cJSON_AddNumberToObject(o, "recovering", (double)ns->recovering);
+	cJSON_AddNumberToObject(o, "refused", (double)ns->refused);
+	cJSON_AddNumberToObject(o, "failed", (double)ns->failed);
+	cJSON_AddNumberToObject(o, "sessions", (double)ns->sessions);
+	cJSON_AddNumberToObject(o, "bytes_out", (double)ns->bytes_out);
+	cJSON_AddNumberToObject(o, "bytes_in", (double)ns->bytes_in);
+	cJSON_AddNumberToObject(o, "need", (double)ns->need);
+	cJSON_AddNumberToObject(o, "fetched", (double)ns->fetched);
+	(void)recovery_each(negsync_recovery(app->negsync), sum_recovery, t);
+	if ((r = cJSON_AddObjectToObject(root, "recovery")) == NULL)
+		return;
+	cJSON_AddNumberToObject(r, "pending", (double)t[0]);
+	cJSON_AddNumberToObject(r, "expired", (double)t[1]);
+	cJSON_AddNumberToObject(r, "in_flight", (double)t[2]);
+	cJSON_AddNumberToObject(r, "relays", (double)t[3]);
+	cJSON_AddNumberToObject(r, "attempts", (double)ns->recovery_attempts);
+	cJSON_AddNumberToObject(r, "recovered", (double)ns->recovered);
+	cJSON_AddNumberToObject(r, "registered", (double)ns->registered);
 }
 
 static void
@@ -154,7 +224,7 @@ add_relays(cJSON *root, const struct app *app)
 	cJSON	*list = cJSON_AddArrayToObject(root, "relays");
 
 	if (app->pool != NULL)
-		add_relays_pool(list, app->pool);
+		add_relays_pool(list, app);
 	else
 		(void)store_relays_each(app->store, add_relay_row, list);
 }
@@ -231,6 +301,7 @@ status_json(struct app *app)
 	add_ingest(root, app);
 	add_retention(root, app);
 	add_budgets(root, app);
+	add_negentropy(root, app);
 	add_sections(root, app);
 	uplink_status_json(app->uplink, app->store, root);
 	return root;

@@ -26,6 +26,12 @@ cJSON	*status_relay_row(const struct store_relay_row *);
  * owns, NULL when out of memory.
  */
 cJSON	*status_relay_info(const struct pool_relay_info *);
+/*
+ * Add what the sync planners know of url to a relay row r: its NIP-77
+ * support ("yes", "no", "unknown"), its recovery health and the ids
+ * pending recovery on it.
+ */
+void	 status_relay_sync(const struct app *, const char *url, cJSON *r);
 
 /* Resident set size of this process in bytes, 0 if unknown. */
 long	 status_rss_bytes(void);

@@ -121,7 +121,7 @@ function drawRelays(relays) {
   const tbody = $('#relays tbody');
   $('#relay-count').textContent = '(' + relays.length + ')';
   if (relays.length === 0) {
-    tbody.replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: '5', text: 'no relays yet' })));
+    tbody.replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: '7', text: 'no relays yet' })));
     return;
   }
   tbody.replaceChildren(...relays.map((r) => el('tr', { 'data-url': r.url },
@@ -129,7 +129,28 @@ function drawRelays(relays) {
     el('td', { text: r.role || '' }),
     el('td', {}, el('span', { class: 'badge ' + stateClass(r.state), text: r.state })),
     el('td', { class: 'num', text: fmtInt(r.events) }),
+    el('td', { text: r.negentropy || '' }),
+    el('td', { text: r.health || '' }),
     el('td', { class: 'err', text: r.last_error || '' }))));
+}
+
+// Ids relays reported (NIP-77) and did not deliver, being fetched again.
+async function drawRecovery(st) {
+  const rec = st.recovery;
+  if (!rec || !hasCommand('recovery')) {
+    $('#recovery-section').hidden = true;
+    return;
+  }
+  $('#recovery-section').hidden = false;
+  $('#recovery-summary').textContent = fmtInt(rec.pending) + ' ids pending, ' +
+    fmtInt(rec.expired) + ' given up, ' + fmtInt(rec.recovered) + ' recovered since start';
+  try {
+    const rows = drawTable($('#recovery'), await getJSON(apiPath('recovery')),
+      'nothing to recover: every id a relay reported has arrived');
+    $('#recovery-count').textContent = '(' + rows.length + ')';
+  } catch (e) {
+    $('#recovery').replaceChildren(el('p', { class: 'quiet', text: e.message }));
+  }
 }
 
 // Any answer holding an array of objects, drawn as a table of its fields.
@@ -184,7 +205,7 @@ async function refresh() {
     drawHeader(st);
     drawCards(st);
     drawRelays(st.relays || []);
-    await Promise.all([drawAuthors(), drawDeadLetters()]);
+    await Promise.all([drawAuthors(), drawDeadLetters(), drawRecovery(st)]);
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (e) {
     $('#updated').textContent = 'no answer: ' + e.message;

@@ -1,0 +1,996 @@
+/*
+ * negsync.c — the NIP-77 planner (negsync.h): steps that reconcile one
+ * author on one relay window by window, the exact-id fetches of what the
+ * relay has and the box lacks, the recovery of what did not come, and the
+ * relays' NIP-77 support, remembered in the store.
+ *
+ * A step owns its set (at most NEGSYNC_WINDOW_ITEMS items), its session,
+ * its queue of ids to fetch (at most NEGSYNC_QUEUE_IDS; ids past it in one
+ * message are dropped and the window is reconciled once more, which finds
+ * them again, so memory stays bounded whatever a relay sends) and its
+ * fetches. It never frees itself inside a pool callback: it is marked
+ * finished, its subscriptions closed, and a zero-delay timer reaps it.
+ * Events go through ingest like any other; nothing here writes an event.
+ */
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/hex.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "nostr/filter.h"
+#include "nostr/negentropy.h"
+#include "relay/pool.h"
+#include "store/cursors.h"
+#include "store/events.h"
+#include "store/relays.h"
+#include "store/store.h"
+#include "sync/follow.h"
+#include "sync/ingest.h"
+#include "sync/negsync.h"
+#include "sync/recovery.h"
+
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
+	for ((var) = TAILQ_FIRST(head);					\
+	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
+	    (var) = (tvar))
+#endif
+
+struct negsync;
+struct nstep;
+
+/* One exact-id REQ: a step's, or a recovery attempt (step NULL). */
+struct nfetch {
+	TAILQ_ENTRY(nfetch)	 entry;
+	struct negsync		*ns;
+	struct nstep		*step;
+	struct pool_sub		*sub;
+	char			 url[URL_MAX_BYTES + 1];
+	struct filter		 f;		/* owns the sorted ids */
+	uint8_t			*arrived;	/* per id, 1 once stored */
+	uint64_t		 timer;
+};
+TAILQ_HEAD(nfetch_list, nfetch);
+
+struct nstep {
+	TAILQ_ENTRY(nstep)	 entry;
+	struct negsync		*ns;
+	uint8_t			 pk[32];
+	char			 pkhex[65];
+	char			 url[URL_MAX_BYTES + 1];
+	negsync_done_fn		 done;
+	void			*arg;
+	uint64_t		 batch;		/* recovery's source batch */
+	struct neg_window	 w;		/* the window being reconciled */
+	bool			 last_window;
+	bool			 overflow;	/* ids dropped: run the window again */
+	struct neg_storage	 set;
+	struct neg_session	 sess;
+	bool			 sess_live;
+	struct pool_sub		*neg;		/* the NEG session, or NULL */
+	bool			 replied;	/* a NEG-MSG came this window */
+	bool			 neg_done;	/* this window reconciled */
+	bool			 held;		/* out waits for room in queue */
+	struct buf		 out;
+	uint8_t			(*queue)[32];	/* ids to fetch, FIFO */
+	size_t			 nq;
+	int			 nfetches;
+	int64_t			 missing;	/* handed to recovery */
+	uint64_t		 timer;		/* first reply / idle */
+	bool			 finished;
+};
+TAILQ_HEAD(nstep_list, nstep);
+
+/* What is known of one relay's NIP-77 support. */
+struct nrelay {
+	char			 url[URL_MAX_BYTES + 1];
+	enum negsync_support	 support;
+	int64_t			 at;		/* Unix s when learnt */
+};
+
+struct negsync {
+	struct loop		*loop;
+	struct pool		*pool;
+	struct ingest		*ing;
+	struct store		*st;
+	const struct config	*cfg;
+	struct follow		*follow;
+	struct recovery		*rec;
+	struct nstep_list	 steps;
+	size_t			 nsteps;
+	struct nfetch_list	 fetches;	/* recovery fetches */
+	size_t			 nfetches;
+	struct nrelay		*relays;
+	size_t			 nrelays;
+	uint64_t		 next_batch;
+	uint64_t		 reap_timer;
+	uint64_t		 rec_timer;
+	uint8_t			 sat[NEGSYNC_SATISFIED_BATCH][32];
+	size_t			 nsat;		/* stored ids for recovery */
+	uint64_t		 sat_timer;
+	struct negsync_stats	 stats;
+};
+
+static void	step_pump(struct nstep *);
+static void	step_window(struct nstep *);
+static void	step_end(struct nstep *, enum negsync_end, const char *);
+static void	rec_schedule(struct negsync *, uint64_t delay_ms);
+
+/* ---- relays' support ---------------------------------------------------- */
+
+static struct nrelay *
+nrelay_get(struct negsync *ns, const char *url)
+{
+	struct nrelay	*r;
+	size_t		 i;
+	int		 value;
+	int64_t		 at;
+
+	for (i = 0; i < ns->nrelays; i++)
+		if (strcmp(ns->relays[i].url, url) == 0)
+			return &ns->relays[i];
+	if ((r = realloc(ns->relays, (ns->nrelays + 1) * sizeof(*r))) == NULL)
+		return NULL;
+	ns->relays = r;
+	r = &ns->relays[ns->nrelays++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->url, sizeof(r->url), "%s", url);
+	if (store_relay_negentropy_get(ns->st, url, &value, &at) == 0 &&
+	    value >= 0) {
+		r->support = value ? NEGSYNC_YES : NEGSYNC_NO;
+		r->at = at;
+	}
+	return r;
+}
+
+static void
+nrelay_learn(struct negsync *ns, const char *url, enum negsync_support s,
+    const char *why)
+{
+	struct nrelay	*r = nrelay_get(ns, url);
+
+	if (r == NULL || r->support == s)
+		return;
+	r->support = s;
+	r->at = clock_wall_s();
+	if (s == NEGSYNC_NO)
+		log_info("negentropy: %s does not reconcile (%s); paging it, "
+		    "trying again in a day", url, why);
+	else
+		log_info("negentropy: %s reconciles", url);
+	(void)store_relay_negentropy_set(ns->st, url, s == NEGSYNC_YES,
+	    r->at);
+}
+
+enum negsync_support
+negsync_support(struct negsync *ns, const char *url)
+{
+	struct nrelay	*r = nrelay_get(ns, url);
+
+	if (r == NULL)
+		return NEGSYNC_UNKNOWN;
+	if (r->support == NEGSYNC_NO &&
+	    clock_wall_s() - r->at >= NEGSYNC_RETRY_REFUSAL_S)
+		return NEGSYNC_UNKNOWN;
+	return r->support;
+}
+
+const char *
+negsync_support_name(enum negsync_support s)
+{
+	switch (s) {
+	case NEGSYNC_YES:	return "yes";
+	case NEGSYNC_NO:	return "no";
+	default:		return "unknown";
+	}
+}
+
+bool
+negsync_wanted(struct negsync *ns, const char *url)
+{
+	return config_get_bool(ns->cfg, "negentropy.enabled") &&
+	    negsync_support(ns, url) != NEGSYNC_NO;
+}
+
+/* ---- fetches ----------------------------------------------------------- */
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+static void
+fetch_free(struct nfetch *f)
+{
+	if (f->sub != NULL)
+		pool_sub_close(f->sub);
+	loop_timer_clear(f->ns->loop, &f->timer);
+	filter_free(&f->f);
+	free(f->arrived);
+	free(f);
+}
+
+static void
+fetch_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
+{
+	struct nfetch		*f = arg;
+	struct negsync		*ns = f->ns;
+	struct ingest_info	 info;
+	enum ingest_result	 r;
+	uint8_t			(*hit)[32];
+
+	r = ingest_event(ns->ing, msg, &f->f, 1, f->step != NULL ?
+	    INGEST_BACKFILL : INGEST_RECOVERY, f->url, &info);
+	if (r == INGEST_INVALID)
+		pool_sub_note_invalid(sub);
+	if (r != INGEST_NEW && r != INGEST_DUPLICATE)
+		return;
+	if (ns->follow != NULL)
+		follow_note(ns->follow, r, &info);
+	hit = bsearch(info.id, f->f.ids, f->f.nids, 32, id_cmp);
+	if (hit != NULL)
+		f->arrived[hit - f->f.ids] = 1;
+}
+
+/* The ids of f that did not come, into a new array (*n of them). */
+static uint8_t (*fetch_missing(const struct nfetch *f, size_t *n))[32]
+{
+	uint8_t	(*m)[32];
+	size_t	 i;
+
+	*n = 0;
+	if ((m = calloc(f->f.nids, 32)) == NULL)
+		return NULL;
+	for (i = 0; i < f->f.nids; i++)
+		if (!f->arrived[i])
+			memcpy(m[(*n)++], f->f.ids[i], 32);
+	return m;
+}
+
+/* A step's fetch ended: what did not come goes to recovery. */
+static void
+fetch_settle_step(struct nfetch *f)
+{
+	struct nstep			*s = f->step;
+	struct negsync			*ns = f->ns;
+	struct recovery_registered	 reg;
+	uint8_t				(*m)[32];
+	size_t				 n;
+
+	ns->stats.fetched += f->f.nids;
+	if ((m = fetch_missing(f, &n)) == NULL || n == 0) {
+		free(m);
+		return;
+	}
+	ns->stats.fetched -= n;
+	if (recovery_register(ns->rec, f->url, s->batch,
+	    (const uint8_t (*)[32])m, n, false, clock_wall_s() * 1000,
+	    &reg) == 0) {
+		s->missing += reg.added + reg.already_pending;
+		ns->stats.registered += (uint64_t)reg.added;
+		log_info("negentropy: %s: %zu ids of author %.16s did not come; "
+		    "under recovery", f->url, n, s->pkhex);
+		rec_schedule(ns, 0);
+	}
+	free(m);
+}
+
+/* A recovery attempt's fetch ended: settle it. */
+static void
+fetch_settle_recovery(struct nfetch *f)
+{
+	struct negsync		*ns = f->ns;
+	struct recovery_outcome	 o;
+	uint8_t			(*got)[32];
+	size_t			 i, n = 0;
+
+	if ((got = calloc(f->f.nids ? f->f.nids : 1, 32)) == NULL)
+		return;
+	for (i = 0; i < f->f.nids; i++)
+		if (f->arrived[i])
+			memcpy(got[n++], f->f.ids[i], 32);
+	if (recovery_complete(ns->rec, f->url, (const uint8_t (*)[32])got, n,
+	    clock_wall_s() * 1000, &o) == 0 && o.result != RECOVERY_NONE) {
+		ns->stats.recovered += (uint64_t)o.recovered;
+		ns->stats.expired += (uint64_t)o.expired;
+		log_info("recovery: %s: %lld of %zu ids came; %lld pending, "
+		    "%lld expired", f->url, (long long)o.recovered, f->f.nids,
+		    (long long)o.remaining, (long long)o.expired);
+		if (o.result == RECOVERY_FULLY_RECOVERED &&
+		    o.can_restore_health && ingest_tx(ns->ing) == 0)
+			(void)store_cursors_recovered(ns->st, f->url,
+			    clock_wall_s());
+	}
+	free(got);
+}
+
+/* The fetch is over (EOSE, CLOSED, timeout): settle it and let it go. */
+static void
+fetch_done(struct nfetch *f)
+{
+	struct nstep	*s = f->step;
+	struct negsync	*ns = f->ns;
+
+	if (s != NULL) {
+		fetch_settle_step(f);
+		TAILQ_REMOVE(&ns->fetches, f, entry);
+		s->nfetches--;
+	} else {
+		fetch_settle_recovery(f);
+		TAILQ_REMOVE(&ns->fetches, f, entry);
+		ns->nfetches--;
+		rec_schedule(ns, 0);
+	}
+	fetch_free(f);
+	if (s != NULL && !s->finished)
+		step_pump(s);
+}
+
+static void
+fetch_eose(struct pool_sub *sub, void *arg)
+{
+	fetch_done(arg);
+}
+
+static void
+fetch_closed(struct pool_sub *sub, enum relay_reason reason,
+    const char *message, void *arg)
+{
+	struct nfetch	*f = arg;
+
+	f->sub = NULL;		/* ended by the pool */
+	fetch_done(f);
+}
+
+static void
+fetch_timeout(struct loop *l, void *arg)
+{
+	struct nfetch	*f = arg;
+
+	f->timer = 0;
+	fetch_done(f);
+}
+
+static const struct pool_sub_cbs fetch_cbs = {
+	fetch_event, fetch_eose, fetch_closed,
+};
+
+/*
+ * An exact-id REQ for ids[0..n) on url (sorted here, repeats kept once).
+ * The fetch, linked in ns->fetches, or NULL.
+ */
+static struct nfetch *
+fetch_open(struct negsync *ns, struct nstep *s, const char *url,
+    const uint8_t (*ids)[32], size_t n)
+{
+	struct nfetch	*f;
+	size_t		 i, k = 0;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return NULL;
+	f->ns = ns;
+	f->step = s;
+	snprintf(f->url, sizeof(f->url), "%s", url);
+	filter_init(&f->f);
+	if ((f->f.ids = malloc(n * 32)) == NULL ||
+	    (f->arrived = calloc(n, 1)) == NULL)
+		goto fail;
+	memcpy(f->f.ids, ids, n * 32);
+	qsort(f->f.ids, n, 32, id_cmp);
+	for (i = 0; i < n; i++)
+		if (k == 0 || memcmp(f->f.ids[k - 1], f->f.ids[i], 32) != 0)
+			memmove(f->f.ids[k++], f->f.ids[i], 32);
+	f->f.nids = k;
+	f->f.has = FILTER_HAS_IDS;
+	if ((f->sub = pool_sub_open(ns->pool, url, &f->f, 1, &fetch_cbs,
+	    f)) == NULL)
+		goto fail;
+	f->timer = loop_timer_add(ns->loop, NEGSYNC_FETCH_TIMEOUT_MS,
+	    fetch_timeout, f);
+	TAILQ_INSERT_TAIL(&ns->fetches, f, entry);
+	return f;
+fail:
+	filter_free(&f->f);
+	free(f->arrived);
+	free(f);
+	return NULL;
+}
+
+/* ---- steps --------------------------------------------------------------- */
+
+static void
+step_free(struct nstep *s)
+{
+	struct nfetch	*f, *fn;
+
+	if (s->neg != NULL)
+		pool_sub_close(s->neg);
+	TAILQ_FOREACH_SAFE(f, &s->ns->fetches, entry, fn) {
+		if (f->step != s)
+			continue;
+		TAILQ_REMOVE(&s->ns->fetches, f, entry);
+		fetch_free(f);
+	}
+	loop_timer_clear(s->ns->loop, &s->timer);
+	if (s->sess_live)
+		neg_session_free(&s->sess);
+	neg_storage_free(&s->set);
+	buf_free(&s->out);
+	free(s->queue);
+	free(s);
+}
+
+static void
+reap(struct loop *l, void *arg)
+{
+	struct negsync	*ns = arg;
+	struct nstep	*s, *sn;
+
+	ns->reap_timer = 0;
+	TAILQ_FOREACH_SAFE(s, &ns->steps, entry, sn) {
+		if (!s->finished)
+			continue;
+		TAILQ_REMOVE(&ns->steps, s, entry);
+		step_free(s);
+	}
+}
+
+/*
+ * End the step: close what it has open, count, tell the drain; the step
+ * itself is reaped from the loop (we may be inside its callbacks).
+ */
+static void
+step_end(struct nstep *s, enum negsync_end end, const char *why)
+{
+	struct negsync	*ns = s->ns;
+	struct nfetch	*f;
+
+	if (s->finished)
+		return;
+	s->finished = true;
+	ns->nsteps--;
+	if (s->neg != NULL) {
+		pool_sub_close(s->neg);
+		s->neg = NULL;
+	}
+	TAILQ_FOREACH(f, &ns->fetches, entry) {
+		if (f->step != s)
+			continue;
+		if (f->sub != NULL)
+			pool_sub_close(f->sub);
+		f->sub = NULL;
+		loop_timer_clear(ns->loop, &f->timer);
+	}
+	loop_timer_clear(ns->loop, &s->timer);
+	switch (end) {
+	case NEGSYNC_COMPLETE:		ns->stats.complete++; break;
+	case NEGSYNC_RECOVERING:	ns->stats.recovering++; break;
+	case NEGSYNC_REFUSED:		ns->stats.refused++; break;
+	default:			ns->stats.failed++; break;
+	}
+	log_debug("negentropy: %s: author %.16s: %s", s->url, s->pkhex,
+	    why != NULL ? why : "done");
+	if (ns->reap_timer == 0)
+		ns->reap_timer = loop_timer_add(ns->loop, 0, reap, ns);
+	if (s->done != NULL)
+		s->done(s->arg, end, why);
+}
+
+static void
+step_timer(struct loop *l, void *arg)
+{
+	struct nstep	*s = arg;
+
+	s->timer = 0;
+	if (s->replied) {
+		step_end(s, NEGSYNC_FAILED, "no progress in time");
+		return;
+	}
+	nrelay_learn(s->ns, s->url, NEGSYNC_NO, "no answer to NEG-OPEN");
+	step_end(s, NEGSYNC_REFUSED, "no answer to NEG-OPEN");
+}
+
+static void
+step_arm(struct nstep *s)
+{
+	loop_timer_clear(s->ns->loop, &s->timer);
+	s->timer = loop_timer_add(s->ns->loop, s->replied ? NEGSYNC_IDLE_MS :
+	    NEGSYNC_FIRST_REPLY_MS, step_timer, s);
+}
+
+/* neg_ids.need: the relay has id and the box lacks it. */
+static void
+step_need(void *arg, const uint8_t id[NEG_ID_BYTES])
+{
+	struct nstep	*s = arg;
+
+	s->ns->stats.need++;
+	if (s->nq == NEGSYNC_QUEUE_IDS) {
+		s->overflow = true;	/* found again in the next pass */
+		return;
+	}
+	memcpy(s->queue[s->nq++], id, 32);
+}
+
+/* Send the message in s->out (a NEG-MSG of the session). */
+static void
+step_send(struct nstep *s)
+{
+	s->held = false;
+	s->ns->stats.msgs_out++;
+	s->ns->stats.bytes_out += s->out.len;
+	if (pool_neg_send(s->neg, buf_rptr(&s->out), buf_avail(&s->out)) == -1)
+		step_end(s, NEGSYNC_FAILED, "cannot send NEG-MSG");
+}
+
+/*
+ * Start fetches while there is room; send a held message once the queue
+ * has room again; move on when the window is reconciled and fetched.
+ */
+static void
+step_pump(struct nstep *s)
+{
+	size_t	n;
+
+	while (s->nfetches < NEGSYNC_FETCHES_PER_STEP && s->nq > 0 &&
+	    (s->nq >= RECOVERY_MAX_IDS_PER_ATTEMPT || s->neg_done ||
+	    s->held)) {
+		n = s->nq < RECOVERY_MAX_IDS_PER_ATTEMPT ? s->nq :
+		    RECOVERY_MAX_IDS_PER_ATTEMPT;
+		if (fetch_open(s->ns, s, s->url, (const uint8_t (*)[32])s->queue,
+		    n) == NULL) {
+			step_end(s, NEGSYNC_FAILED, "cannot open a fetch");
+			return;
+		}
+		s->nfetches++;
+		memmove(s->queue, s->queue + n, (s->nq - n) * 32);
+		s->nq -= n;
+	}
+	if (s->held && s->nq <= NEGSYNC_QUEUE_IDS / 2)
+		step_send(s);
+	if (s->finished || !s->neg_done || s->nq > 0 || s->nfetches > 0)
+		return;
+	if (s->overflow) {
+		s->overflow = false;		/* the same window again */
+		step_window(s);
+	} else if (!s->last_window) {
+		s->w.since = s->w.until + 1;
+		step_window(s);
+	} else
+		step_end(s, s->missing > 0 ? NEGSYNC_RECOVERING :
+		    NEGSYNC_COMPLETE, s->missing > 0 ? "ids under recovery" :
+		    NULL);
+}
+
+static void
+neg_on_msg(struct pool_sub *sub, const uint8_t *msg, size_t len, void *arg)
+{
+	struct nstep		*s = arg;
+	const struct neg_ids	 ids = { .need = step_need, .arg = s };
+	enum neg_status		 st;
+
+	if (s->finished)
+		return;
+	if (!s->replied)
+		nrelay_learn(s->ns, s->url, NEGSYNC_YES, NULL);
+	s->replied = true;
+	s->ns->stats.msgs_in++;
+	s->ns->stats.bytes_in += len;
+	step_arm(s);
+	st = neg_reconcile(&s->sess, msg, len, &s->out, &ids);
+	if (st == NEG_ERROR) {
+		log_info("negentropy: %s: bad message: %s", s->url,
+		    neg_session_reason(&s->sess));
+		step_end(s, NEGSYNC_FAILED, neg_session_reason(&s->sess));
+		return;
+	}
+	if (st == NEG_DONE) {
+		s->neg_done = true;
+		pool_sub_close(s->neg);
+		s->neg = NULL;
+	} else if (s->nq > NEGSYNC_QUEUE_IDS / 2)
+		s->held = true;		/* sent once fetches made room */
+	else
+		step_send(s);
+	if (!s->finished)
+		step_pump(s);
+}
+
+/*
+ * The session ended without our NEG-CLOSE. Before any answer, a refusal
+ * (NEG-ERR, CLOSED, a refusing NOTICE) means the relay does not
+ * reconcile; a lost connection or a malformed answer means nothing about
+ * its support: the step is tried again later.
+ */
+static void
+neg_on_err(struct pool_sub *sub, enum pool_neg_end why, const char *text,
+    void *arg)
+{
+	struct nstep	*s = arg;
+
+	s->neg = NULL;		/* the pool ended it */
+	if (s->finished)
+		return;
+	if (!s->replied && (why == POOL_NEG_END_ERR ||
+	    why == POOL_NEG_END_CLOSED || why == POOL_NEG_END_NOTICE)) {
+		nrelay_learn(s->ns, s->url, NEGSYNC_NO, text);
+		step_end(s, NEGSYNC_REFUSED, text);
+		return;
+	}
+	step_end(s, NEGSYNC_FAILED, text);
+}
+
+static const struct pool_neg_cbs neg_cbs = { neg_on_msg, neg_on_err };
+
+/* Collect the timestamps neg_window_next needs. */
+struct ts_list {
+	uint64_t	*ts;
+	size_t		 n;
+};
+
+static int
+collect_ts(int64_t created_at, const uint8_t id[32], void *arg)
+{
+	struct ts_list	*l = arg;
+
+	l->ts[l->n++] = (uint64_t)created_at;
+	return 0;
+}
+
+static int
+collect_item(int64_t created_at, const uint8_t id[32], void *arg)
+{
+	return neg_storage_add(arg, (uint64_t)created_at, id) == 0 ? 0 : 1;
+}
+
+/* Pick the window from w.since on: 0, or -1 (dense second, store error). */
+static int
+step_pick_window(struct nstep *s)
+{
+	struct ts_list	l = { NULL, 0 };
+	int		rc;
+
+	if ((l.ts = calloc(NEGSYNC_WINDOW_ITEMS + 1, sizeof(*l.ts))) == NULL)
+		return -1;
+	if (store_events_author_items(s->ns->st, s->pk, (int64_t)s->w.since,
+	    -1, NEGSYNC_WINDOW_ITEMS + 1, collect_ts, &l) < 0) {
+		free(l.ts);
+		return -1;
+	}
+	rc = neg_window_next(l.ts, l.n, s->w.since, NEGSYNC_WINDOW_ITEMS,
+	    &s->w);
+	free(l.ts);
+	if (rc == -1)
+		return -1;
+	s->last_window = rc == 0;
+	return 0;
+}
+
+/* The window's filter: the author, since and until when they bound it. */
+static int
+step_filter(const struct nstep *s, struct filter *f)
+{
+	filter_init(f);
+	if ((f->authors = malloc(32)) == NULL)
+		return -1;
+	memcpy(f->authors[0], s->pk, 32);
+	f->nauthors = 1;
+	f->has = FILTER_HAS_AUTHORS;
+	if (s->w.since > 0) {
+		f->since = (int64_t)s->w.since;
+		f->has |= FILTER_HAS_SINCE;
+	}
+	if (!s->last_window) {
+		f->until = (int64_t)s->w.until;
+		f->has |= FILTER_HAS_UNTIL;
+	}
+	return 0;
+}
+
+/* Build the window's set and open its session (NEG-OPEN). */
+static int
+step_open(struct nstep *s)
+{
+	struct filter	f;
+	int64_t		until = s->last_window ? -1 : (int64_t)s->w.until;
+
+	neg_storage_free(&s->set);
+	neg_storage_init(&s->set, NEGSYNC_WINDOW_ITEMS);
+	if (store_events_author_items(s->ns->st, s->pk, (int64_t)s->w.since,
+	    until, NEGSYNC_WINDOW_ITEMS, collect_item, &s->set) < 0)
+		return -1;
+	neg_storage_seal(&s->set);
+	if (s->sess_live)
+		neg_session_free(&s->sess);
+	s->sess_live = false;
+	if (neg_session_init(&s->sess, &s->set, NEG_INITIATOR,
+	    NEGSYNC_FRAME_BYTES) == -1)
+		return -1;
+	s->sess_live = true;
+	if (neg_initiate(&s->sess, &s->out) != NEG_SEND ||
+	    step_filter(s, &f) == -1)
+		return -1;
+	s->neg = pool_neg_open(s->ns->pool, s->url, &f, buf_rptr(&s->out),
+	    buf_avail(&s->out), &neg_cbs, s);
+	filter_free(&f);
+	if (s->neg == NULL)
+		return -1;
+	s->ns->stats.sessions++;
+	s->ns->stats.msgs_out++;
+	s->ns->stats.bytes_out += s->out.len;
+	return 0;
+}
+
+/* Reconcile the window from s->w.since on. */
+static void
+step_window(struct nstep *s)
+{
+	s->neg_done = false;
+	s->held = false;
+	s->replied = false;
+	if (step_pick_window(s) == -1) {
+		step_end(s, NEGSYNC_DENSE, "more events in one second than "
+		    "a session holds");
+		return;
+	}
+	if (step_open(s) == -1) {
+		step_end(s, NEGSYNC_FAILED, "cannot open a session");
+		return;
+	}
+	step_arm(s);
+}
+
+static struct nstep *
+step_author(const struct negsync *ns, const uint8_t pk[32])
+{
+	struct nstep	*s;
+
+	TAILQ_FOREACH(s, &ns->steps, entry)
+		if (!s->finished && memcmp(s->pk, pk, 32) == 0)
+			return s;
+	return NULL;
+}
+
+bool
+negsync_can_start(const struct negsync *ns, const uint8_t pk[32])
+{
+	return ns->nsteps < NEGSYNC_MAX_STEPS && step_author(ns, pk) == NULL;
+}
+
+struct negsync_step *
+negsync_start(struct negsync *ns, const uint8_t pk[32], const char *url,
+    negsync_done_fn done, void *arg)
+{
+	struct nstep	*s;
+
+	if (!negsync_can_start(ns, pk) || (s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	if ((s->queue = calloc(NEGSYNC_QUEUE_IDS, 32)) == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->ns = ns;
+	memcpy(s->pk, pk, 32);
+	hex_encode(pk, 32, s->pkhex, sizeof(s->pkhex));
+	snprintf(s->url, sizeof(s->url), "%s", url);
+	s->done = done;
+	s->arg = arg;
+	s->batch = ++ns->next_batch;
+	buf_init(&s->out, NEGSYNC_FRAME_BYTES);
+	neg_storage_init(&s->set, NEGSYNC_WINDOW_ITEMS);
+	TAILQ_INSERT_TAIL(&ns->steps, s, entry);
+	ns->nsteps++;
+	ns->stats.steps++;
+	s->w.since = 0;
+	if (step_pick_window(s) == -1 || step_open(s) == -1) {
+		s->done = NULL;		/* not started: no callback */
+		step_end(s, NEGSYNC_FAILED, "cannot start");
+		return NULL;
+	}
+	step_arm(s);
+	return (struct negsync_step *)s;
+}
+
+void
+negsync_cancel(struct negsync_step *handle)
+{
+	struct nstep	*s = (struct nstep *)handle;
+
+	s->done = NULL;
+	step_end(s, NEGSYNC_FAILED, "cancelled");
+}
+
+/* ---- recovery ------------------------------------------------------------ */
+
+/* Whether url is open in the pool now. */
+static bool
+relay_open(struct negsync *ns, const char *url)
+{
+	struct pool_relay_info	info;
+
+	return pool_relay_info_url(ns->pool, url, &info) == 0 &&
+	    strcmp(info.state, "open") == 0;
+}
+
+/* Begin an attempt on the due relay url, or defer it. */
+static void
+rec_attempt(struct negsync *ns, const char *url, int64_t now)
+{
+	struct recovery_attempt	*a;
+	struct nfetch		*f;
+
+	if (!relay_open(ns, url)) {
+		(void)recovery_defer(ns->rec, url, now);
+		return;
+	}
+	if ((a = malloc(sizeof(*a))) == NULL)
+		return;
+	if (recovery_begin(ns->rec, url, now, a) == RECOVERY_BEGUN) {
+		if ((f = fetch_open(ns, NULL, url, (const uint8_t (*)[32])a->ids,
+		    a->n)) == NULL)
+			(void)recovery_defer(ns->rec, url, now);
+		else {
+			ns->nfetches++;
+			ns->stats.recovery_attempts++;
+			log_info("recovery: %s: attempt %lld, %zu ids", url,
+			    (long long)a->number, a->n);
+		}
+	}
+	free(a);
+}
+
+static void
+rec_tick(struct loop *l, void *arg)
+{
+	struct negsync	*ns = arg;
+	char		 url[URL_MAX_BYTES + 1];
+	int64_t		 due, now = clock_wall_s() * 1000;
+	int		 i;
+
+	ns->rec_timer = 0;
+	for (i = 0; i < NEGSYNC_RECOVERY_PER_TICK &&
+	    ns->nfetches < NEGSYNC_RECOVERY_FETCHES; i++) {
+		if (recovery_next(ns->rec, now, url, sizeof(url), &due) != 1)
+			return;
+		if (due > now) {
+			rec_schedule(ns, (uint64_t)(due - now));
+			return;
+		}
+		rec_attempt(ns, url, now);
+	}
+	rec_schedule(ns, NEGSYNC_RECOVERY_TICK_MS);
+}
+
+static void
+rec_schedule(struct negsync *ns, uint64_t delay_ms)
+{
+	if (delay_ms > NEGSYNC_RECOVERY_TICK_MS)
+		delay_ms = NEGSYNC_RECOVERY_TICK_MS;
+	loop_timer_clear(ns->loop, &ns->rec_timer);
+	ns->rec_timer = loop_timer_add(ns->loop, delay_ms, rec_tick, ns);
+}
+
+/* Events stored by any path clear their ids in the index, in batches. */
+static void
+sat_flush(struct loop *l, void *arg)
+{
+	struct negsync	*ns = arg;
+
+	ns->sat_timer = 0;
+	if (ns->nsat == 0)
+		return;
+	(void)recovery_satisfied(ns->rec, (const uint8_t (*)[32])ns->sat,
+	    ns->nsat, clock_wall_s() * 1000, NULL, NULL);
+	ns->nsat = 0;
+}
+
+static void
+on_stored(void *arg, const uint8_t id[32])
+{
+	struct negsync	*ns = arg;
+
+	memcpy(ns->sat[ns->nsat++], id, 32);
+	if (ns->nsat == NEGSYNC_SATISFIED_BATCH)
+		sat_flush(ns->loop, ns);
+	else if (ns->sat_timer == 0)
+		ns->sat_timer = loop_timer_add(ns->loop,
+		    NEGSYNC_SATISFIED_MS, sat_flush, ns);
+}
+
+/* ---- life ---------------------------------------------------------------- */
+
+struct negsync *
+negsync_new(struct loop *loop, struct pool *pool, struct ingest *ing,
+    struct store *st, const struct config *cfg, struct follow *follow)
+{
+	struct negsync	*ns;
+
+	if ((ns = calloc(1, sizeof(*ns))) == NULL)
+		return NULL;
+	ns->loop = loop;
+	ns->pool = pool;
+	ns->ing = ing;
+	ns->st = st;
+	ns->cfg = cfg;
+	ns->follow = follow;
+	TAILQ_INIT(&ns->steps);
+	TAILQ_INIT(&ns->fetches);
+	ns->rec = recovery_new(st, config_get_int(cfg,
+	    "recovery.backoff_base_ms"), config_get_int(cfg,
+	    "recovery.backoff_max_ms"));
+	if (ns->rec == NULL) {
+		free(ns);
+		return NULL;
+	}
+	ingest_on_stored(ing, on_stored, ns);
+	rec_schedule(ns, 0);
+	return ns;
+}
+
+void
+negsync_free(struct negsync *ns)
+{
+	struct nstep	*s;
+	struct nfetch	*f;
+
+	if (ns == NULL)
+		return;
+	ingest_on_stored(ns->ing, NULL, NULL);
+	sat_flush(ns->loop, ns);
+	while ((s = TAILQ_FIRST(&ns->steps)) != NULL) {
+		TAILQ_REMOVE(&ns->steps, s, entry);
+		step_free(s);
+	}
+	while ((f = TAILQ_FIRST(&ns->fetches)) != NULL) {
+		TAILQ_REMOVE(&ns->fetches, f, entry);
+		fetch_free(f);
+	}
+	loop_timer_clear(ns->loop, &ns->reap_timer);
+	loop_timer_clear(ns->loop, &ns->rec_timer);
+	loop_timer_clear(ns->loop, &ns->sat_timer);
+	recovery_free(ns->rec);
+	free(ns->relays);
+	free(ns);
+}
+
+void
+negsync_config_changed(struct negsync *ns)
+{
+	recovery_set_backoff(ns->rec, config_get_int(ns->cfg,
+	    "recovery.backoff_base_ms"), config_get_int(ns->cfg,
+	    "recovery.backoff_max_ms"));
+	rec_schedule(ns, 0);
+}
+
+struct recovery *
+negsync_recovery(const struct negsync *ns)
+{
+	return ns->rec;
+}
+
+const struct negsync_stats *
+negsync_stats(const struct negsync *ns)
+{
+	return &ns->stats;
+}
+
+size_t
+negsync_steps(const struct negsync *ns)
+{
+	return ns->nsteps;
+}
+
+size_t
+negsync_fetches(const struct negsync *ns)
+{
+	return ns->nfetches;
+}

@@ -1,0 +1,122 @@
+/*
+ * negsync.h — NIP-77 reconciliation of followed authors' histories, and
+ * the recovery of ids a relay reported but did not deliver (the user's
+ * seed 002, persisted in SQLite: sync/recovery.h).
+ *
+ * The drain hands an (author, relay) row to negsync instead of paging it
+ * when the relay is not known to refuse NIP-77. A step reconciles the
+ * author's events (all kinds) held by the box with the relay's, as one
+ * session per time window of at most NEGSYNC_WINDOW_ITEMS of the box's own
+ * items (neg_window_next: a 1,000,000-event history never becomes a
+ * 40 MB set). The ids the relay has and the box lacks are fetched with
+ * exact-id REQs of at most RECOVERY_MAX_IDS_PER_ATTEMPT ids, two at a time
+ * per step, while the session goes on; when the queue of ids to fetch is
+ * full the session's next message waits (the protocol is request and
+ * answer, so nothing else has to). An id that did not come goes to the
+ * recovery index, which fetches it again later with backoff.
+ *
+ * At most one step per author runs at a time, over every relay: the next
+ * relay reconciles against what the first one brought, so relays holding
+ * the same events send each of them once between them (paging would send
+ * it once per relay).
+ *
+ * A relay that answers NEG-OPEN with NEG-ERR, a refusing NOTICE, CLOSED,
+ * or nothing within NEGSYNC_FIRST_REPLY_MS is recorded as not speaking
+ * NIP-77 (relays.negentropy = 0) and paged as before; the refusal is tried
+ * again a day later. A relay that answered once is recorded as speaking
+ * it. Nothing waits forever: a step that makes no progress for
+ * NEGSYNC_IDLE_MS ends, and so does every fetch after
+ * NEGSYNC_FETCH_TIMEOUT_MS.
+ */
+#ifndef CACHEBOX_SYNC_NEGSYNC_H
+#define CACHEBOX_SYNC_NEGSYNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+struct pool;
+struct ingest;
+struct store;
+struct config;
+struct follow;
+struct recovery;
+struct negsync;
+struct negsync_step;
+
+enum negsync_support {
+	NEGSYNC_UNKNOWN = 0,	/* never tried, or refused more than a day ago */
+	NEGSYNC_YES,		/* reconciled */
+	NEGSYNC_NO,		/* refused within the last day */
+};
+
+/* How a step ended. */
+enum negsync_end {
+	NEGSYNC_COMPLETE,	/* every id the relay has is stored */
+	NEGSYNC_RECOVERING,	/* some did not come: under recovery */
+	NEGSYNC_REFUSED,	/* the relay does not reconcile: page it */
+	NEGSYNC_FAILED,		/* cut short (connection, timeout): again later */
+	NEGSYNC_DENSE,		/* one second holds more than a session may */
+};
+
+typedef void	(*negsync_done_fn)(void *arg, enum negsync_end,
+		    const char *why);
+
+/* Running totals for the status. */
+struct negsync_stats {
+	uint64_t	steps, complete, recovering, refused, failed;
+	uint64_t	sessions;		/* NEG-OPENs sent (one per window) */
+	uint64_t	msgs_out, msgs_in, bytes_out, bytes_in;
+	uint64_t	need;			/* ids the relays had and the box lacked */
+	uint64_t	fetched;		/* of those, arrived by exact-id fetch */
+	uint64_t	registered;		/* of those, handed to recovery */
+	uint64_t	recovery_attempts, recovered, expired;
+};
+
+/*
+ * A planner over borrowed parts (they outlive it); follow may be NULL. It
+ * opens the recovery index (recovery.backoff_*_ms), releases attempts a
+ * crash left in flight, and starts the recovery timer. NULL on failure.
+ */
+struct negsync	*negsync_new(struct loop *, struct pool *, struct ingest *,
+		    struct store *, const struct config *, struct follow *);
+/* Stop every step and fetch (no callbacks) and free. NULL is a no-op. */
+void		 negsync_free(struct negsync *);
+
+/* What is known of url's NIP-77 support now. */
+enum negsync_support negsync_support(struct negsync *, const char *url);
+/* "unknown", "yes", "no". */
+const char	*negsync_support_name(enum negsync_support);
+/*
+ * Whether the drain should reconcile rows on url rather than page them:
+ * negentropy.enabled and the relay not known to refuse.
+ */
+bool		 negsync_wanted(struct negsync *, const char *url);
+/*
+ * Whether a step for author may start now: no step of that author is
+ * running on any relay and a session slot is free.
+ */
+bool		 negsync_can_start(const struct negsync *, const uint8_t pk[32]);
+/*
+ * Reconcile author pk on url; done(arg, ...) runs once, from a callback
+ * of the loop, when the step ends (after which the step is gone). NULL
+ * when it cannot start (negsync_can_start false, or a store or memory
+ * failure): the caller pages the row or tries later.
+ */
+struct negsync_step *negsync_start(struct negsync *, const uint8_t pk[32],
+		    const char *url, negsync_done_fn done, void *arg);
+/* Stop a step without calling its done. */
+void		 negsync_cancel(struct negsync_step *);
+
+/* Apply recovery.backoff_*_ms after a change. */
+void		 negsync_config_changed(struct negsync *);
+/* The recovery index, for the surfaces. */
+struct recovery	*negsync_recovery(const struct negsync *);
+const struct negsync_stats *negsync_stats(const struct negsync *);
+/* Steps running now (for idle). */
+size_t		 negsync_steps(const struct negsync *);
+/* Recovery fetches in flight now. */
+size_t		 negsync_fetches(const struct negsync *);
+
+#endif
