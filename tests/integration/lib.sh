@@ -24,7 +24,13 @@ use_relaysim() {
 	command -v node >/dev/null && [ -d "$CACHEBOX_TESTS/node_modules/ws" ] || exit 77
 	command -v python3 >/dev/null || exit 77
 	. "$CACHEBOX_TESTS/relaysim/relaysim.sh"
-	trap 'relaysim_stop >/dev/null 2>&1; cleanup' EXIT
+	trap 'relaysim_cleanup; cleanup' EXIT
+}
+# relaysim_cleanup: stop relaysim and remove the directory of its ready
+# line (relaysim_start makes it outside $T); never fails.
+relaysim_cleanup() {
+	relaysim_stop >/dev/null 2>&1 || true
+	rm -rf "$(dirname "${RELAYSIM_READY:-/nonexistent/x}")"
 }
 
 fails=0

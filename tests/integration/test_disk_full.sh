@@ -13,7 +13,10 @@ command -v python3 >/dev/null || exit 77
 [ "$(id -u)" -eq 0 ] || { echo "not root: cannot mount a tmpfs; skip"; exit 77; }
 . "$CACHEBOX_TESTS/relaysim/relaysim.sh"
 D=$T/state
-trap 'relaysim_stop >/dev/null 2>&1; kill "${DPID:-}" 2>/dev/null; wait 2>/dev/null; umount "$D" 2>/dev/null; cleanup' EXIT
+# set -e holds in the trap too: every step may fail (no daemon yet when the
+# mount is refused) and the next must still run.
+trap 'relaysim_cleanup; kill "${DPID:-}" 2>/dev/null || true; wait 2>/dev/null || true
+umount "$D" 2>/dev/null || true; cleanup' EXIT
 mkdir -p "$D"
 mount -t tmpfs -o size=5m,mode=700 tmpfs "$D" ||
     { echo "mount refused: skip"; exit 77; }
