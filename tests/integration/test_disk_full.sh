@@ -33,7 +33,6 @@ full() { grep -q "database or disk is full" "$T/d.log"; }
 check "the disk fills up during the drain" wait_for 60 full
 sleep 3
 check "the daemon keeps running on a full disk" kill -0 "$DPID"
-st() { cboxctl -d "$D" status --json >"$T/st.json" 2>/dev/null; }
 check "it still answers status" st
 check "no author is complete on a full disk" \
     test "$(json_get "$T/st.json" backfill.authors_complete)" -lt 4
