@@ -16,10 +16,8 @@ cat > "$T/sim.json" <<'JSON'
 JSON
 relaysim_start "$T/sim.json" || { fail "relaysim starts"; finish; exit 1; }
 D=$T/state
-mkdir -p -m 700 "$D"
 # 48,000 kind 3 events of about 370 bytes: over 16 MiB, all protected.
-check "the store is filled with 48,000 kind 3 events" \
-    "$CACHEBOX_BUILD/tests/integration/prog_uplink" fill "$D" 48000 5000 0 9 3 0
+check "the store is filled with 48,000 kind 3 events" fill "$D" 48000 5000 0 9 3 0
 
 # notes: kind-1 events of the dataset's authors in the store.
 notes() {
@@ -35,7 +33,6 @@ PY
 # precedence over a run-time change): first the budget, then the root.
 start_daemon -d "$D" --set relays.bootstrap="$(relaysim_url boot)" \
     --set backfill.pace_ms=0 --set http.listen=127.0.0.1:0 --set log.level=debug
-st() { cboxctl -d "$D" status --json >"$T/st.json" 2>/dev/null; }
 check "daemon up" wait_for 10 st
 check "store.max_bytes lowered to 16m at run time" \
     cboxctl -d "$D" config set store.max_bytes 16m

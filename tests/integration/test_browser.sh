@@ -11,7 +11,7 @@
 [ -d "$CACHEBOX_TESTS/node_modules/playwright-core" ] ||
 	{ echo "skip: playwright-core missing (cd tests && npm ci)"; exit 77; }
 [ -z "$EMU" ] || { echo "skip: not under an emulator"; exit 77; }
-trap 'relaysim_stop; cleanup' EXIT
+trap 'relaysim_cleanup; cleanup' EXIT
 
 cat >"$T/sim.json" <<'JSON'
 {

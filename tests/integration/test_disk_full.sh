@@ -13,7 +13,10 @@ command -v python3 >/dev/null || exit 77
 [ "$(id -u)" -eq 0 ] || { echo "not root: cannot mount a tmpfs; skip"; exit 77; }
 . "$CACHEBOX_TESTS/relaysim/relaysim.sh"
 D=$T/state
-trap 'relaysim_stop >/dev/null 2>&1; kill "${DPID:-}" 2>/dev/null; wait 2>/dev/null; umount "$D" 2>/dev/null; cleanup' EXIT
+# set -e holds in the trap too: every step may fail (no daemon yet when the
+# mount is refused) and the next must still run.
+trap 'relaysim_cleanup; kill "${DPID:-}" 2>/dev/null || true; wait 2>/dev/null || true
+umount "$D" 2>/dev/null || true; cleanup' EXIT
 mkdir -p "$D"
 mount -t tmpfs -o size=5m,mode=700 tmpfs "$D" ||
     { echo "mount refused: skip"; exit 77; }
@@ -30,7 +33,6 @@ full() { grep -q "database or disk is full" "$T/d.log"; }
 check "the disk fills up during the drain" wait_for 60 full
 sleep 3
 check "the daemon keeps running on a full disk" kill -0 "$DPID"
-st() { cboxctl -d "$D" status --json >"$T/st.json" 2>/dev/null; }
 check "it still answers status" st
 check "no author is complete on a full disk" \
     test "$(json_get "$T/st.json" backfill.authors_complete)" -lt 4

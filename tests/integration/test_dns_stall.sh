@@ -76,13 +76,13 @@ start_daemon -d "$D" --set dns.servers=127.0.0.1:$dnsport \
 # Poll until the fast relay is open with events; slow.test stays held.
 t_fast=
 while :; do
-	if cboxctl -d "$D" status --json >"$T/s.json" 2>/dev/null; then
+	if st; then
 		t=$(now_ms)
 		# Read fake_dns' log after the status: no answer in the log now
 		# means none had been sent when the status was taken.
 		slow_answered=no; answered slow.test && slow_answered=yes
-		if [ "$(relay_get "$T/s.json" fast.test state)" = open ] &&
-		    [ "$(relay_get "$T/s.json" fast.test events)" -gt 0 ]; then
+		if [ "$(relay_get "$T/st.json" fast.test state)" = open ] &&
+		    [ "$(relay_get "$T/st.json" fast.test events)" -gt 0 ]; then
 			t_fast=$((t - t0))
 			break
 		fi
@@ -91,7 +91,7 @@ while :; do
 	[ $(($(now_ms) - t0)) -gt $WAIT_MS ] && break
 	sleep 0.1
 done
-cp "$T/s.json" "$T/at_fast.json"
+cp "$T/st.json" "$T/at_fast.json"
 fast_events=$(relay_get "$T/at_fast.json" fast.test events)
 slow_state=$(relay_get "$T/at_fast.json" slow.test state)
 hole_state=$(relay_get "$T/at_fast.json" 127.0.0.1 state)
@@ -118,9 +118,9 @@ kill -USR1 "$DNSPID"
 t_rel=$(($(now_ms) - t0))
 t_slow=
 while [ $(($(now_ms) - t0)) -lt $((t_rel + WAIT_MS)) ]; do
-	if cboxctl -d "$D" status --json >"$T/s.json" 2>/dev/null &&
-	    [ "$(relay_get "$T/s.json" slow.test state)" = open ] &&
-	    [ "$(relay_get "$T/s.json" slow.test events)" -gt 0 ]; then
+	if st &&
+	    [ "$(relay_get "$T/st.json" slow.test state)" = open ] &&
+	    [ "$(relay_get "$T/st.json" slow.test events)" -gt 0 ]; then
 		t_slow=$(($(now_ms) - t0))
 		break
 	fi
@@ -136,7 +136,7 @@ for d in map(json.loads, open(sys.argv[1])):
 PY
 )
 echo "slow.test released at $t_rel ms; slow relay open with" \
-    "$(relay_get "$T/s.json" slow.test events) events at ${t_slow:-never} ms"
+    "$(relay_get "$T/st.json" slow.test events) events at ${t_slow:-never} ms"
 check "slow relay opens and delivers after its answer" test -n "$t_slow"
 check "fake_dns answered slow.test only after the release" python3 - "$T/dns.log" <<'PY'
 import json, sys
@@ -144,7 +144,7 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 rel = next(i for i, d in enumerate(rows) if d.get("released"))
 sys.exit(0 if all(i > rel for i, d in enumerate(rows) if d.get("a") == "slow.test") else 1)
 PY
-hole_state=$(relay_get "$T/s.json" 127.0.0.1 state)
+hole_state=$(relay_get "$T/st.json" 127.0.0.1 state)
 check "black hole never opened (now $hole_state)" test "$hole_state" != open
 check "daemon still running" kill -0 "$DPID"
 

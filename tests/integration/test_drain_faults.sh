@@ -58,8 +58,6 @@ check "every stored event has a valid id and signature ($bad bad)" \
 
 # A second run: the status document, `follows` and `backfill reset`.
 start_daemon "${ARGS[@]}"
-st() { cboxctl -d "$D" status --json >"$T/st.json" 2>/dev/null; }
-idle() { st && [ "$(json_get "$T/st.json" idle)" = true ]; }
 check "restarted daemon is idle" wait_for 60 idle
 tot=$(json_get "$T/st.json" backfill.authors_total)
 com=$(json_get "$T/st.json" backfill.authors_complete)

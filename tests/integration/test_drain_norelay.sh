@@ -16,8 +16,6 @@ check "the log says why the author is incomplete" \
     grep -q 'no relay known for this author' "$T/d.log"
 
 start_daemon "${ARGS[@]}"
-st() { cboxctl -d "$D" status --json >"$T/st.json" 2>/dev/null; }
-idle() { st && [ "$(json_get "$T/st.json" idle)" = true ]; }
 check "a running daemon reports idle" wait_for 30 idle
 check "status: 1 author, 0 complete, 1 incomplete" test \
     "$(json_get "$T/st.json" backfill.authors_total) $(json_get "$T/st.json" backfill.authors_complete) $(json_get "$T/st.json" backfill.authors_incomplete)" = "1 0 1"

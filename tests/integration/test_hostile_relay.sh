@@ -96,10 +96,11 @@ sys.exit(1 if bad or not rows else 0)
 PY
 }
 
-status() { curl -sf --max-time 30 "$B/api/status" >"$T/st.json"; }
+# api_st: the status document over HTTP (/api/status) into $T/st.json.
+api_st() { curl -sf --max-time 30 "$B/api/status" >"$T/st.json"; }
 # relay_field URL FIELD: one field of that relay's status row.
 relay_field() {
-	status && python3 - "$T/st.json" "$1" "$2" <<'PY'
+	api_st && python3 - "$T/st.json" "$1" "$2" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1]))["relays"]:
     if r["url"] == sys.argv[2]:
@@ -234,13 +235,13 @@ check "late: it went on before the request timed out" \
 check "late: so far only the root is followed" \
     grep -q "follow: 1 followed" "$T/d.log"
 relaysim_q kick late >/dev/null
-total() { status && test "$(json_get "$T/st.json" backfill.authors_total)" = "$AUTHORS"; }
+total() { api_st && test "$(json_get "$T/st.json" backfill.authors_total)" = "$AUTHORS"; }
 check "late: once it answers, the root's list is merged ($AUTHORS followed)" \
     wait_for 300 total
 check "late: merged from its answer, not after a timeout" \
     test "$(first_of "$T/d.log" "follow: $AUTHORS followed" "follow: $URL_late gave no EOSE")" = A
-idle() { status && test "$(json_get "$T/st.json" idle)" = true; }
-check "late: every author drained to idle" wait_for 600 idle
+api_idle() { api_st && test "$(json_get "$T/st.json" idle)" = true; }
+check "late: every author drained to idle" wait_for 600 api_idle
 check "late: every author complete" \
     test "$(json_get "$T/st.json" backfill.authors_complete)" = "$AUTHORS"
 stop_box late

@@ -114,8 +114,6 @@ count_by() {
 		sql "SELECT count(*) FROM events WHERE pubkey = ?" "x:$1"
 	fi
 }
-st() { cboxctl -d "$D" status --json >"$T/st.json" 2>/dev/null; }
-idle() { st && [ "$(json_get "$T/st.json" idle)" = true ]; }
 
 # 1. The first drain of the eight followed authors, daemon kept running.
 start_daemon -d "$D" --set relays.bootstrap="$URLA,$URLB" \

@@ -5,30 +5,21 @@
 # against the pageable truth, TLS verification, the NIP-77 server and its
 # knobs, partial_ids), the shell helpers of
 # relaysim.sh and the signals: SIGUSR2 prints counters, SIGTERM exits 0.
-# Exit 77 when node is missing.
-set -u
+# Exit 77 when node is missing; a failure when the test peers are.
+. "$(dirname "$0")/lib.sh"
 
 command -v node >/dev/null 2>&1 || { echo "node not found: skipping"; exit 77; }
-tests=${CACHEBOX_TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
+tests=$CACHEBOX_TESTS
 sim=$tests/relaysim
 if [ ! -d "$tests/node_modules/ws" ] || [ ! -d "$tests/node_modules/nostr-wasm" ]; then
-	echo "FAIL: test peers not installed: run 'cd $tests && npm ci'"
-	exit 1
+	fail "test peers not installed: run 'cd $tests && npm ci'"
+	finish; exit 1
 fi
 . "$sim/relaysim.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/relaysim-selftest.XXXXXX")
-cleanup() {
-	relaysim_stop >/dev/null 2>&1
-	rm -rf "$work" "$(dirname "${RELAYSIM_READY:-/nonexistent/x}")"
-}
-trap cleanup EXIT
+trap 'relaysim_cleanup; cleanup' EXIT
 
-rc=0
-ok() { echo "ok - $1"; }
-bad() { echo "not ok - $1"; rc=1; }
-
-sh "$sim/mkcerts.sh" "$work/certs" || { echo "FAIL: mkcerts.sh"; exit 1; }
-cat > "$work/config.json" <<JSON
+sh "$sim/mkcerts.sh" "$T/certs" || { fail "mkcerts.sh"; finish; exit 1; }
+cat > "$T/config.json" <<JSON
 {
   "dataset": {"authors": 6, "events": 3000, "seed": "selftest"},
   "tls": {"cert": "certs/localhost.pem", "key": "certs/localhost.key"},
@@ -61,42 +52,44 @@ cat > "$work/config.json" <<JSON
 }
 JSON
 
-relaysim_start "$work/config.json" || exit 1
-node "$sim/selftest.mjs" --ready "$RELAYSIM_READY" --config "$work/config.json" \
-    --certs "$work/certs" || rc=1
+relaysim_start "$T/config.json" || { fail "relaysim starts"; finish; exit 1; }
+check "selftest.mjs: every check passed" \
+    node "$sim/selftest.mjs" --ready "$RELAYSIM_READY" --config "$T/config.json" \
+    --certs "$T/certs"
 
 # The shell helpers: URLs, truth through query.mjs, counters.
-url=$(relaysim_url full)
+url=$(relaysim_url full || true)
 case $url in ws://127.0.0.1:*) ok "relaysim_url gives the ws URL";;
-	*) bad "relaysim_url gives the ws URL (got $url)";; esac
-root=$(relaysim_q root)
-n_http=$(relaysim_q truth match "{\"authors\":[\"$root\"]}" --relays plain | wc -l)
-n_cli=$(node "$sim/relaysim.mjs" --config "$work/config.json" --ready "$RELAYSIM_READY" \
-    --relays plain --truth "{\"authors\":[\"$root\"]}" | wc -l)
+	*) fail "relaysim_url gives the ws URL (got $url)";; esac
+root=$(relaysim_q root || true)
+n_http=$(relaysim_q truth match "{\"authors\":[\"$root\"]}" --relays plain | wc -l || true)
+n_cli=$(node "$sim/relaysim.mjs" --config "$T/config.json" --ready "$RELAYSIM_READY" \
+    --relays plain --truth "{\"authors\":[\"$root\"]}" | wc -l || true)
 if [ "$n_http" -gt 0 ] && [ "$n_http" -eq "$n_cli" ]; then ok "truth over HTTP and on the command line agree ($n_http ids)"
-else bad "truth over HTTP and on the command line agree ($n_http vs $n_cli)"; fi
-pg_http=$(relaysim_q truth pageable "{\"authors\":[\"$root\"]}" --relays liar | wc -l)
-pg_cli=$(node "$sim/relaysim.mjs" --config "$work/config.json" --ready "$RELAYSIM_READY" \
-    --relays liar --truth-pageable "{\"authors\":[\"$root\"]}" | wc -l)
+else fail "truth over HTTP and on the command line agree ($n_http vs $n_cli)"; fi
+pg_http=$(relaysim_q truth pageable "{\"authors\":[\"$root\"]}" --relays liar | wc -l || true)
+pg_cli=$(node "$sim/relaysim.mjs" --config "$T/config.json" --ready "$RELAYSIM_READY" \
+    --relays liar --truth-pageable "{\"authors\":[\"$root\"]}" | wc -l || true)
 if [ "$pg_http" -eq "$pg_cli" ] && [ "$pg_http" -le 200 ]; then ok "pageable truth over HTTP and on the command line agree ($pg_http ids)"
-else bad "pageable truth over HTTP and on the command line agree ($pg_http vs $pg_cli)"; fi
-auth_ok=$(relaysim_q stats auth auth_ok)
-[ "$auth_ok" = 1 ] && ok "relaysim_q stats reads one counter" || bad "relaysim_q stats auth auth_ok = $auth_ok"
+else fail "pageable truth over HTTP and on the command line agree ($pg_http vs $pg_cli)"; fi
+auth_ok=$(relaysim_q stats auth auth_ok || true)
+[ "$auth_ok" = 1 ] && ok "relaysim_q stats reads one counter" || fail "relaysim_q stats auth auth_ok = $auth_ok"
 
-kill -USR2 "$RELAYSIM_PID"
+kill -USR2 "$RELAYSIM_PID" || true
 for _ in $(seq 1 50); do
 	grep -q '"stats"' "$RELAYSIM_READY" && break
 	sleep 0.1
 done
-if grep '"stats"' "$RELAYSIM_READY" | grep -q '"capped":{"connections"'; then
+# Not grep -q: under pipefail the first grep must not be cut off early.
+if grep '"stats"' "$RELAYSIM_READY" | grep '"capped":{"connections"' >/dev/null; then
 	ok "SIGUSR2 prints the counters"
 else
-	bad "SIGUSR2 prints the counters"
+	fail "SIGUSR2 prints the counters"
 fi
 if relaysim_stop; then ok "SIGTERM stops relaysim with status 0"
-else bad "SIGTERM stops relaysim with status 0"; fi
+else fail "SIGTERM stops relaysim with status 0"; fi
 if [ -s "$RELAYSIM_ERR" ]; then
-	bad "relaysim wrote to stderr:"
+	fail "relaysim wrote to stderr:"
 	cat "$RELAYSIM_ERR"
 fi
-exit $rc
+finish

@@ -17,7 +17,6 @@
 command -v python3 >/dev/null || { echo "python3 not found: skip"; exit 77; }
 python3 -c 'import sqlite3' 2>/dev/null || { echo "python3 sqlite3 module not found: skip"; exit 77; }
 
-FILL=$CACHEBOX_BUILD/tests/integration/prog_uplink
 BASE=(--set relays.bootstrap= --set follow.roots= --set http.listen=127.0.0.1:0)
 MAX=$((16 * 1024 * 1024))	# store.max_bytes=16m, the key's minimum
 PCT=$(sed -n 's/^#define RETENTION_LOW_WATER_PCT[[:space:]]*\([0-9]*\).*/\1/p' \
@@ -26,9 +25,6 @@ PCT=$(sed -n 's/^#define RETENTION_LOW_WATER_PCT[[:space:]]*\([0-9]*\).*/\1/p' \
 LOW=$((MAX / 100 * PCT))
 N=10000
 
-# fill DIR COUNT SEED KIND QUEUE: signed events through the real ingest path.
-fill() { "$FILL" fill "$1" "$2" 5000 0 "$3" "$4" "$5" >/dev/null; }
-stop_daemon() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true; }
 db_bytes() { python3 -c 'import sqlite3,sys
 c = sqlite3.connect(sys.argv[1], timeout=10)
 print(c.execute("SELECT bytes FROM event_totals").fetchone()[0])' "$1/cachebox.db"; }
@@ -109,12 +105,12 @@ checks_common() {
 # fill walks back one second per event from the same start, so each second
 # holds one event of every set.
 B=$T/base
-mkdir -p -m 700 "$B"
-fill "$B" $N 1 1 0
-fill "$B" $N 2 1 1
-fill "$B" $N 3 0 0
-fill "$B" $N 4 3 0
-fill "$B" $N 5 10002 0
+# fill DIR COUNT BATCH SLEEP_MS SEED KIND QUEUE (lib.sh)
+fill "$B" $N 5000 0 1 1 0
+fill "$B" $N 5000 0 2 1 1
+fill "$B" $N 5000 0 3 0 0
+fill "$B" $N 5000 0 4 3 0
+fill "$B" $N 5000 0 5 10002 0
 
 # --- A. store.max_bytes lowered at run time ---------------------------------
 D=$T/a
@@ -160,7 +156,7 @@ gone_b=$(v gone)
 # --- C. only protected events left over the budget ---------------------------
 # 8,000 more kind 3: protected alone now exceed 16 MiB.
 cp -a "$D" "$T/c0"
-fill "$T/c0" 8000 6 3 0
+fill "$T/c0" 8000 5000 0 6 3 0
 D=$T/c
 cp -a "$T/c0" "$D"
 rc=0

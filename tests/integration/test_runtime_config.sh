@@ -22,7 +22,6 @@ start_daemon -d "$D" --set relays.bootstrap="$(relaysim_url boot)" \
     --set backfill.pace_ms=0 --set http.listen=127.0.0.1:0
 check "daemon up" wait_for 10 cboxctl -d "$D" status
 
-status() { cboxctl -d "$D" status --json >"$T/s.json" && json_get "$T/s.json" "$1"; }
 check "no roots: nothing followed" test "$(status backfill.authors_total)" = 0
 check "no roots: idle" test "$(status idle)" = true
 

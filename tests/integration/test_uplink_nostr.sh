@@ -22,7 +22,6 @@ for m in ws @nostr-relay/core @nostr-relay/event-repository-sqlite \
 		{ echo "skip: $m missing: run npm ci in tests/"; exit 77; }
 done
 
-FILL=$CACHEBOX_BUILD/tests/integration/prog_uplink
 BASE=(--set relays.bootstrap= --set follow.roots= --set http.listen=127.0.0.1:0
 	--set log.level=debug)
 
@@ -37,21 +36,8 @@ node_start() {
 	eval "URL_$name=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$T/$name.ready" | head -1)"
 	eval "HTTP_$name=$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' "$T/$name.ready" | head -1)"
 }
-fill() { mkdir -p -m 700 "$1"; "$FILL" fill "$@" >/dev/null; }
-local_ids() {
-	python3 - "$1/cachebox.db" <<'PY'
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1], timeout=10)
-for (i,) in c.execute("SELECT lower(hex(id)) FROM events ORDER BY 1"):
-    print(i)
-PY
-}
-status() { cboxctl -d "$1" status --json >"$T/st.json" && json_get "$T/st.json" "$2"; }
-pending_is() { [ "$(status "$1" inbox.pending)" = "$2" ]; }
 rejected_is() { [ "$(status "$1" inbox.rejected)" = "$2" ]; }
 forwarded_over() { [ "$(status "$1" inbox.forwarded)" -gt "$2" ]; }
-error_has() { status "$1" uplink.last_error | grep -qi -- "$2"; }
-stop_daemon() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true; }
 # relay_holds_all DIR URL: the relay at URL holds every event stored in DIR.
 relay_holds_all() {
 	local_ids "$1" >"$T/local.ids"
@@ -81,7 +67,7 @@ fill "$D" 2000 500 0 2
 start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$URL_npm"
 check "forwarding under way" wait_for 60 forwarded_over "$D" 1100
 kill -9 "$PID_npm"; wait "$PID_npm" 2>/dev/null || true
-"$FILL" fill "$D" 500 100 10 3 >/dev/null
+fill "$D" 500 100 10 3
 check "relay down: reason in status" wait_for 20 error_has "$D" "connect\|lost\|refused\|no OK"
 check "relay down: rows kept" test "$(status "$D" inbox.pending)" -gt 0
 check "relay down: not idle" test "$(status "$D" idle)" = false

@@ -15,31 +15,13 @@ pg_available || { echo "PostgreSQL 15 server binaries not found: skip"; exit 77;
 trap 'pg_cleanup; cleanup' EXIT
 PG_FAST=1 pg_init || { echo "could not start PostgreSQL"; exit 1; }
 
-FILL=$CACHEBOX_BUILD/tests/integration/prog_uplink
 BASE=(--set relays.bootstrap= --set follow.roots= --set http.listen=127.0.0.1:0
 	--set log.level=debug)
 
-# fill DIR COUNT [BATCH SLEEP_MS SEED]: ingest signed events into DIR.
-fill() {
-	mkdir -p -m 700 "$1"
-	"$FILL" fill "$@" >/dev/null
-}
-# local_ids DIR: every stored event id, sorted.
-local_ids() {
-	python3 - "$1/cachebox.db" <<'PY'
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1], timeout=10)
-for (i,) in c.execute("SELECT lower(hex(id)) FROM events ORDER BY 1"):
-    print(i)
-PY
-}
 pg_ids() { pg_sql "SELECT event_id FROM caching_event_inbox ORDER BY 1"; }
 pg_count() { pg_sql "SELECT count(*) FROM caching_event_inbox"; }
 pg_has_rows() { [ "$(pg_count)" -gt 0 ]; }
-status() { cboxctl -d "$1" status --json >"$T/st.json" && json_get "$T/st.json" "$2"; }
-pending_is() { [ "$(status "$1" inbox.pending)" = "$2" ]; }
 forwarded_is() { [ "$(status "$1" inbox.forwarded)" = "$2" ]; }
-error_has() { status "$1" uplink.last_error | grep -qi -- "$2"; }
 # exactly_once DIR: Postgres holds each stored event once, and nothing else.
 exactly_once() {
 	local_ids "$1" >"$T/local.ids"
@@ -47,7 +29,6 @@ exactly_once() {
 	[ -s "$T/local.ids" ] && cmp -s "$T/local.ids" "$T/pg.ids" &&
 		[ "$(pg_sql 'SELECT count(*) - count(DISTINCT event_id) FROM caching_event_inbox')" = 0 ]
 }
-stop_daemon() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true; }
 
 # --- 1. everything stored arrives once, with its columns ----------------------
 D=$T/one
@@ -129,13 +110,13 @@ pg_sql "TRUNCATE caching_event_inbox"
 D=$T/outage
 fill "$D" 20000
 start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
-"$FILL" fill "$D" 3000 100 20 3 >/dev/null &
+fill "$D" 3000 100 20 3 &
 FPID=$!
 check "forwarding started" wait_for 60 pg_has_rows
 pg_server_stop
 n_at_stop=$(local_ids "$D" | wc -l)
 check "outage: reason in status" wait_for 20 error_has "$D" "connect\|lost\|terminat\|closed"
-"$FILL" fill "$D" 1000 100 0 4 >/dev/null
+fill "$D" 1000 100 0 4
 wait "$FPID"
 check "outage: ingest went on (24000 stored)" test "$(local_ids "$D" | wc -l)" = 24000
 check "outage: inbox kept rows" test "$(status "$D" inbox.pending)" -gt 0

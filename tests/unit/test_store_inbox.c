@@ -1,5 +1,5 @@
 /*
- * test_inbox.c — the inbox family on a real SQLite store in a temporary
+ * test_store_inbox.c — the inbox family on a real SQLite store in a temporary
  * directory: take in seq order with its row and byte limits, confirm
  * deletes and bumps the forwarded total in one transaction, dead letters
  * with reasons and retry (one or all), counts and the oldest pending row,
