@@ -67,7 +67,7 @@ static const struct cfg_def cfg_table[] = {
 	  .help = "reconcile authors' histories with NIP-77 where a relay "
 	  "speaks it, instead of paging", .flags = CFG_RUNTIME },
 	{ .name = "negentropy.resync_s", .type = CFG_INT, .def = "86400",
-	  .min = 60, .max = 30 * 86400, .unit = "s",
+	  .min = 1, .max = 30 * 86400, .unit = "s",
 	  .help = "reconcile a complete author again this long after, on "
 	  "relays that speak NIP-77 (gaps opened while the box was off)",
 	  .flags = CFG_RUNTIME },

@@ -131,10 +131,8 @@ store_relay_set_nip11(struct store *st, const char *url,
 	relays_nips_text(info, nips, sizeof(nips));
 	stmt = store_stmt(st, "UPDATE relays SET max_limit = ?2, "
 	    "max_subscriptions = ?3, max_message_length = ?4, "
-	    "supported_nips = ?5, auth_required = ?6, "
-	    "negentropy = CASE WHEN ?7 AND negentropy IS NULL THEN 1 "
-	    "ELSE negentropy END, nip11_at = ?8, updated_at = ?8 "
-	    "WHERE url = ?1");
+	    "supported_nips = ?5, auth_required = ?6, nip11_at = ?7, "
+	    "updated_at = ?7 WHERE url = ?1");
 	if (stmt == NULL)
 		return -1;
 	rc = sqlite3_bind_text(stmt, 1, url, -1, SQLITE_TRANSIENT);
@@ -149,9 +147,7 @@ store_relay_set_nip11(struct store *st, const char *url,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int(stmt, 6, info->auth_required ? 1 : 0);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int(stmt, 7, nip11_supports(info, 77) ? 1 : 0);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(stmt, 8, now_s);
+		rc = sqlite3_bind_int64(stmt, 7, now_s);
 	if (rc != SQLITE_OK) {
 		store_bind_fail(st, stmt, "relays");
 		return -1;
@@ -224,8 +220,11 @@ store_relay_negentropy_set(struct store *st, const char *url, int value,
 {
 	sqlite3_stmt	*stmt;
 
-	stmt = store_stmt(st, "UPDATE relays SET negentropy = ?2, "
-	    "negentropy_at = ?3, updated_at = ?3 WHERE url = ?1");
+	stmt = store_stmt(st, "INSERT INTO relays (url, role, first_seen, "
+	    "updated_at, negentropy, negentropy_at) VALUES (?1, 'custom', ?3, "
+	    "?3, ?2, ?3) ON CONFLICT (url) DO UPDATE SET negentropy = "
+	    "excluded.negentropy, negentropy_at = excluded.negentropy_at, "
+	    "updated_at = excluded.updated_at");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC) != SQLITE_OK ||

@@ -46,9 +46,7 @@ int	store_relay_add_counters(struct store *, const char *url,
 /*
  * Store the facts of a NIP-11 document read at now_s: max_limit,
  * max_subscriptions, max_message_length (NULL when not advertised),
- * supported_nips as "1,11,42", auth_required, and negentropy 1 when the
- * document advertises NIP-77 (an earlier 0 from a refusal is kept).
- * 0, or -1 (logged).
+ * supported_nips as "1,11,42" and auth_required. 0, or -1 (logged).
  */
 int	store_relay_set_nip11(struct store *, const char *url,
 	    const struct nip11_info *, int64_t now_s);
@@ -61,7 +59,12 @@ int	store_relay_set_nip11(struct store *, const char *url,
  */
 int	store_relay_negentropy_get(struct store *, const char *url, int *value,
 	    int64_t *at);
-/* Record that url reconciled (value 1) or refused (0) at now_s. 0 or -1. */
+/*
+ * Record that url reconciled (value 1) or refused (0) at now_s, making
+ * its row if the pool has not reported it yet (its role comes later).
+ * NIP-11's supported_nips is an advertisement, not this record: only a
+ * session decides. 0 or -1.
+ */
 int	store_relay_negentropy_set(struct store *, const char *url, int value,
 	    int64_t now_s);
 

@@ -879,6 +879,23 @@ rec_schedule(struct negsync *ns, uint64_t delay_ms)
 	ns->rec_timer = loop_timer_add(ns->loop, delay_ms, rec_tick, ns);
 }
 
+/*
+ * recovery_satisfied's callback: a relay's last pending id came by
+ * another path; if nothing else spoiled its history, its rows waiting on
+ * recovery are complete (in ingest's batch, with the events).
+ */
+static void
+sat_recovered(const char *relay, const struct recovery_outcome *o, void *arg)
+{
+	struct negsync	*ns = arg;
+
+	ns->stats.recovered += (uint64_t)o->recovered;
+	log_info("recovery: %s: every missing id arrived by another path",
+	    relay);
+	if (o->can_restore_health && ingest_tx(ns->ing) == 0)
+		(void)store_cursors_recovered(ns->st, relay, clock_wall_s());
+}
+
 /* Events stored by any path clear their ids in the index, in batches. */
 static void
 sat_flush(struct loop *l, void *arg)
@@ -889,7 +906,7 @@ sat_flush(struct loop *l, void *arg)
 	if (ns->nsat == 0)
 		return;
 	(void)recovery_satisfied(ns->rec, (const uint8_t (*)[32])ns->sat,
-	    ns->nsat, clock_wall_s() * 1000, NULL, NULL);
+	    ns->nsat, clock_wall_s() * 1000, sat_recovered, ns);
 	ns->nsat = 0;
 }
 
