@@ -67,7 +67,9 @@ struct pool_sub_cbs {
  */
 enum pool_neg_end {
 	POOL_NEG_END_ERR = 0,	/* NEG-ERR: the relay's reason, as given */
-	POOL_NEG_END_CLOSED,	/* CLOSED for its id: the relay's message */
+	POOL_NEG_END_CLOSED,	/* CLOSED for its id: the relay's message; or,
+				   after an auth-required: refusal, AUTH refused:
+				   the OK's message */
 	POOL_NEG_END_NOTICE,	/* a NOTICE refusing NEG-OPEN: "notice: <text>" */
 	POOL_NEG_END_BAD_MSG,	/* a NEG-MSG not hex or too long: "bad NEG-MSG: ..." */
 	POOL_NEG_END_LOST,	/* the connection was lost: "connection lost" */
