@@ -50,9 +50,8 @@ jsonscan_result_str(enum jsonscan_result r)
 	return js_names[r];
 }
 
-/* Index of the byte after the string whose opening quote is s[i]. */
-static size_t
-js_skip_string(const char *s, size_t i, size_t len)
+size_t
+jsonscan_skip_string(const char *s, size_t i, size_t len)
 {
 	for (i++; i < len; i++) {
 		if (s[i] == '\\')
@@ -99,7 +98,7 @@ jsonscan_check(const char *text, size_t len, size_t max_values,
 			res = JSONSCAN_TOO_DEEP;
 			break;
 		}
-		i = c == JS_QUOTE ? js_skip_string(text, i, len) : i + 1;
+		i = c == JS_QUOTE ? jsonscan_skip_string(text, i, len) : i + 1;
 	}
 	if (values != NULL)
 		*values = n;

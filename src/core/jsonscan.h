@@ -35,5 +35,10 @@ enum jsonscan_result jsonscan_check(const char *text, size_t len,
 
 /* "ok", "too many values", "nested too deep". */
 const char	*jsonscan_result_str(enum jsonscan_result);
+/*
+ * The index just past the JSON string whose opening quote is s[i]
+ * (escapes skipped, not checked), or len if it does not end in s[0..len).
+ */
+size_t		 jsonscan_skip_string(const char *s, size_t i, size_t len);
 
 #endif

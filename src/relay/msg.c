@@ -174,19 +174,6 @@ skip_ws(const char *s, size_t i, size_t len)
 	return i;
 }
 
-/* Index just past the JSON string starting at s[i] == '"'; len on error. */
-static size_t
-skip_string(const char *s, size_t i, size_t len)
-{
-	for (i++; i < len; i++) {
-		if (s[i] == '\\')
-			i++;
-		else if (s[i] == '"')
-			return i + 1;
-	}
-	return len;
-}
-
 /*
  * Find the bytes of the third element of an ["EVENT", "sub", {...}] that
  * cJSON has already accepted: skip '[' and two strings forward, ']'
@@ -208,7 +195,7 @@ msg_event_span(struct relay_msg *msg, const char *f, size_t len)
 		i = skip_ws(f, i, len);
 		if (i >= len || f[i] != '"')
 			return;
-		i = skip_ws(f, skip_string(f, i, len), len);
+		i = skip_ws(f, jsonscan_skip_string(f, i, len), len);
 		if (i >= len || f[i++] != ',')
 			return;
 	}

@@ -221,10 +221,14 @@ pool_relay_remove(struct pool *pool, const char *url)
 		relay_disable(r);
 }
 
-struct pool_sub *
-pool_sub_open(struct pool *pool, const char *url,
-    const struct filter *filters, size_t n, const struct pool_sub_cbs *cbs,
-    void *arg)
+/*
+ * A subscription on url's relay, queued: its id is prefix and a counter,
+ * its opening frame what build writes into a frame-sized buffer (REQ or
+ * NEG-OPEN). NULL if the relay is unknown, build fails or memory ran out.
+ */
+static struct pool_sub *
+pool_sub_queue(struct pool *pool, const char *url, char prefix,
+    int (*build)(struct buf *, const char *id, const void *), const void *barg)
 {
 	struct relay	*r;
 	struct pool_sub	*s;
@@ -233,10 +237,10 @@ pool_sub_open(struct pool *pool, const char *url,
 	if ((r = pool_relay_find(pool, url)) == NULL ||
 	    (s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
-	snprintf(s->id, sizeof(s->id), "s%llu",
+	snprintf(s->id, sizeof(s->id), "%c%llu", prefix,
 	    (unsigned long long)++pool->next_sub);
 	buf_init(&b, relay_frame_max(r));
-	if (relay_msg_build_req(&b, s->id, filters, n) == -1 ||
+	if (build(&b, s->id, barg) == -1 ||
 	    (s->req = strdup(buf_cstr(&b))) == NULL) {
 		buf_free(&b);
 		free(s);
@@ -246,44 +250,68 @@ pool_sub_open(struct pool *pool, const char *url,
 	buf_free(&b);
 	s->relay = r;
 	s->state = SUB_QUEUED;
+	TAILQ_INSERT_TAIL(&r->subs, s, entry);
+	return s;
+}
+
+struct req_args {
+	const struct filter	*filters;
+	size_t			 n;
+};
+
+static int
+build_req(struct buf *b, const char *id, const void *arg)
+{
+	const struct req_args	*a = arg;
+
+	return relay_msg_build_req(b, id, a->filters, a->n);
+}
+
+struct pool_sub *
+pool_sub_open(struct pool *pool, const char *url,
+    const struct filter *filters, size_t n, const struct pool_sub_cbs *cbs,
+    void *arg)
+{
+	struct req_args	 a = { filters, n };
+	struct pool_sub	*s;
+
+	if ((s = pool_sub_queue(pool, url, 's', build_req, &a)) == NULL)
+		return NULL;
 	if (cbs != NULL)
 		s->cbs = *cbs;
 	s->arg = arg;
-	TAILQ_INSERT_TAIL(&r->subs, s, entry);
-	relay_pump(r);
+	relay_pump(s->relay);
 	return s;
+}
+
+struct neg_open_args {
+	const struct filter	*filter;
+	const uint8_t		*msg;
+	size_t			 len;
+};
+
+static int
+build_neg_open(struct buf *b, const char *id, const void *arg)
+{
+	const struct neg_open_args	*a = arg;
+
+	return relay_msg_build_neg_open(b, id, a->filter, a->msg, a->len);
 }
 
 struct pool_sub *
 pool_neg_open(struct pool *pool, const char *url, const struct filter *filter,
     const uint8_t *msg, size_t len, const struct pool_neg_cbs *cbs, void *arg)
 {
-	struct relay	*r;
-	struct pool_sub	*s;
-	struct buf	 b;
+	struct neg_open_args	 a = { filter, msg, len };
+	struct pool_sub		*s;
 
-	if ((r = pool_relay_find(pool, url)) == NULL ||
-	    (s = calloc(1, sizeof(*s))) == NULL)
+	if ((s = pool_sub_queue(pool, url, 'n', build_neg_open, &a)) == NULL)
 		return NULL;
-	snprintf(s->id, sizeof(s->id), "n%llu",
-	    (unsigned long long)++pool->next_sub);
-	buf_init(&b, relay_frame_max(r));
-	if (relay_msg_build_neg_open(&b, s->id, filter, msg, len) == -1 ||
-	    (s->req = strdup(buf_cstr(&b))) == NULL) {
-		buf_free(&b);
-		free(s);
-		return NULL;
-	}
-	s->req_len = b.len;
-	buf_free(&b);
-	s->relay = r;
-	s->state = SUB_QUEUED;
 	s->neg = true;
 	if (cbs != NULL)
 		s->neg_cbs = *cbs;
 	s->arg = arg;
-	TAILQ_INSERT_TAIL(&r->subs, s, entry);
-	relay_pump(r);
+	relay_pump(s->relay);
 	return s;
 }
 

@@ -26,13 +26,12 @@
 #ifndef CACHEBOX_RELAY_RELAY_H
 #define CACHEBOX_RELAY_RELAY_H
 
-#include <sys/queue.h>
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/limits.h"
+#include "core/queue.h"
 #include "relay/common.h"
 #include "relay/msg.h"
 
@@ -166,13 +165,6 @@ struct relay {
 	bool			 rec_state;	/* state changed since */
 };
 TAILQ_HEAD(relay_list, relay);
-
-#ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
-	for ((var) = TAILQ_FIRST(head);					\
-	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
-	    (var) = (tvar))
-#endif
 
 /* "new", "connecting", "open", "backoff", ... */
 const char	*relay_state_name(enum relay_state);

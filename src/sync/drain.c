@@ -19,7 +19,6 @@
  * never frees a step inside a pool callback except after closing its
  * subscription (the pool calls nothing on a closed one).
  */
-#include <sys/queue.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/queue.h"
 #include "nostr/filter.h"
 #include "relay/pool.h"
 #include "store/cursors.h"

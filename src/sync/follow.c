@@ -31,7 +31,6 @@
  * It must never drop a follow row (unfollowed authors turn stale) and
  * never call a listener from inside a relay callback (a zero timer does).
  */
-#include <sys/queue.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +43,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/queue.h"
 #include "nostr/event.h"
 #include "nostr/filter.h"
 #include "nostr/nip19.h"

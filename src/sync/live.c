@@ -17,7 +17,6 @@
  * It never frees a subscription inside its own callback except after
  * closing it, and never writes SQL itself.
  */
-#include <sys/queue.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/queue.h"
 #include "nostr/filter.h"
 #include "relay/pool.h"
 #include "store/events.h"

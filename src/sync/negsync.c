@@ -12,7 +12,6 @@
  * finished, its subscriptions closed, and a zero-delay timer reaps it.
  * Events go through ingest like any other; nothing here writes an event.
  */
-#include <sys/queue.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/queue.h"
 #include "nostr/filter.h"
 #include "nostr/negentropy.h"
 #include "relay/pool.h"
@@ -36,13 +36,6 @@
 #include "sync/ingest.h"
 #include "sync/negsync.h"
 #include "sync/recovery.h"
-
-#ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
-	for ((var) = TAILQ_FIRST(head);					\
-	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
-	    (var) = (tvar))
-#endif
 
 struct negsync;
 struct nstep;
