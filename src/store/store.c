@@ -542,6 +542,10 @@ store_close(struct store *st)
 		sqlite3_finalize(st->slots[i].stmt);
 		free(st->slots[i].sql);
 	}
+	/* A checkpoint writes into the file: not into a damaged one. */
+	if (store_check_damage(st))
+		sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+		    NULL);
 	if (sqlite3_close(st->db) != SQLITE_OK)
 		log_warnx("store: close %s: %s", st->path,
 		    sqlite3_errmsg(st->db));

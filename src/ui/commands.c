@@ -13,6 +13,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/config_store.h"
+#include "store/store.h"
 #include "ui/cmd_box.h"
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
@@ -142,7 +143,9 @@ commands_config_store(struct app *app, const char *key, const char *value,
 		return commands_error("%s", err);
 	if (store_config_put(app->store, key, norm,
 	    from == CMD_FROM_CONSOLE) == -1)
-		return commands_error("%s: could not store the value", key);
+		return commands_error("%s: could not store the value%s", key,
+		    store_damaged(app->store) ? ": the database is damaged "
+		    "(see the log)" : "");
 	if (config_set(app->cfg, key, norm, CFG_SRC_DB, err,
 	    sizeof(err)) == -1)
 		return commands_error("%s", err);
