@@ -23,6 +23,7 @@
 #   idle [DIR]               DIR's daemon reports idle
 #   fill DIR COUNT [...]     signed events into a state directory (prog_uplink)
 #   local_ids DIR            the event ids stored in DIR
+#   measured_natively        the daemon runs natively, without a sanitizer (its memory means something)
 #   pending_is DIR N         DIR's inbox.pending is N
 #   error_has DIR PATTERN    DIR's uplink.last_error matches PATTERN
 # DIR is a state directory (cacheboxd -d); where it is optional it is $D,
@@ -137,6 +138,20 @@ c = sqlite3.connect(sys.argv[1], timeout=10)
 for (i,) in c.execute("SELECT lower(hex(id)) FROM events ORDER BY 1"):
     print(i)
 PY
+}
+
+# measured_natively: true unless the daemon runs under an emulator or is
+# linked with a sanitizer runtime, where its memory figures mean nothing.
+# (ldd's whole output is read first: grep -q ending a pipe early would
+# make ldd die of SIGPIPE and, under pipefail, the test fail.)
+measured_natively() {
+	local libs
+	[ -z "$EMU" ] || return 1
+	libs=$(ldd "$CACHEBOXD" 2>/dev/null || true)
+	case $libs in
+	*libasan*|*libtsan*|*libubsan*) return 1 ;;
+	esac
+	return 0
 }
 
 # pending_is DIR N: DIR's uplink inbox holds N pending rows.

@@ -182,7 +182,7 @@ check "flood: /metrics exports cachebox_relay_cut_invalid for it" \
 # peak. A plain drain of this set peaks at ~4.5 MiB, the bombs add the
 # frame wslay reassembles; parsed, the 4,096 x 64 bomb alone took ~30 MiB.
 echo "    peak RSS ${hwm} KiB (budget 16384), of which file-backed ${file} KiB"
-if [ -n "$EMU" ] || ldd "$CACHEBOXD" 2>/dev/null | grep -q 'lib[at]san'; then
+if ! measured_natively; then
 	echo "    (sanitizer or emulator: memory printed, not judged)"
 else
 	check "bombs: peak allocated memory $((hwm - file)) KiB within 8 MiB" \
