@@ -13,13 +13,19 @@
 #include "core/limits.h"
 #include "net/http_screen.h"
 
-/* A head is done at its first empty line ("\r\n\r\n", or bare "\n\n"). */
+/*
+ * A head is done at its first empty line ("\r\n\r\n", or bare "\n\n")
+ * after the request line: empty lines before it are skipped (RFC 9112
+ * 2.2), so they never end a head that has not begun.
+ */
 static size_t
 head_end(const char *buf, size_t n)
 {
-	size_t	i;
+	size_t	i = 0;
 
-	for (i = 0; i + 1 < n; i++) {
+	while (i < n && (buf[i] == '\r' || buf[i] == '\n'))
+		i++;
+	for (; i + 1 < n; i++) {
 		if (buf[i] != '\n')
 			continue;
 		if (buf[i + 1] == '\n')
@@ -38,14 +44,20 @@ refuse(struct http_screen *out, unsigned status, const char *reason)
 	return HTTP_SCREEN_REFUSE;
 }
 
-/* The length of the line at p (up to its '\n', without a '\r'). */
+/*
+ * The length of the line at p (up to its '\n', or end if it has none,
+ * without a '\r').
+ */
 static size_t
 line_len(const char *p, const char *end, const char **next)
 {
 	const char	*nl = memchr(p, '\n', (size_t)(end - p));
-	size_t		 len = (size_t)(nl - p);
+	size_t		 len;
 
-	*next = nl + 1;
+	if (nl == NULL)
+		nl = end;	/* no newline: the line runs to end */
+	len = (size_t)(nl - p);
+	*next = nl < end ? nl + 1 : end;
 	if (len > 0 && p[len - 1] == '\r')
 		len--;
 	return len;

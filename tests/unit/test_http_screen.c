@@ -56,6 +56,15 @@ test_pass_and_more(void **state)
 	assert_int_equal(screen("GET / HTTP/1.0\n\n", &o), HTTP_SCREEN_PASS);
 	assert_int_equal(screen("\r\nGET / HTTP/1.1\r\n\r\n", &o),
 	    HTTP_SCREEN_PASS);
+	/* Empty lines before the request line end no head. */
+	assert_int_equal(screen("\n\n\r\n", &o), HTTP_SCREEN_MORE);
+	assert_int_equal(screen("\n\n\r\nGET / HTTP/1.1\r\n", &o),
+	    HTTP_SCREEN_MORE);
+	assert_int_equal(screen("\n\n\r\nGET / HTTP/1.1\r\n\r\n", &o),
+	    HTTP_SCREEN_PASS);
+	/* Found by fuzz_http_screen: a head that was only empty lines. */
+	refused("\n\n\r\nhe_\nhe_P_Cont: 8\rHTTP/1.1\r\n\n", 400,
+	    "malformed request line");
 	assert_int_equal(screen("GET /?a=1&b=2 HTTP/1.1\r\n"
 	    "Content-Length:  0 \r\n\r\n", &o), HTTP_SCREEN_PASS);
 }
