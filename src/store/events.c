@@ -177,15 +177,26 @@ store_event_get(struct store *st, const uint8_t id[32], struct buf *out)
 	return events_fetch_json(st, stmt, out, NULL, "get");
 }
 
+bool
+store_kind_replaceable(uint32_t kind)
+{
+	return kind == 0 || kind == 3 || (kind >= 10000 && kind < 20000) ||
+	    (kind >= 30000 && kind < 40000);
+}
+
 int
 store_event_newest(struct store *st, const uint8_t pubkey[32], uint32_t kind,
     struct buf *out, int64_t *created_at)
 {
 	sqlite3_stmt	*stmt;
 
-	stmt = store_stmt(st, "SELECT json, created_at FROM events WHERE "
-	    "pubkey = ?1 AND kind = ?2 ORDER BY created_at DESC, id ASC "
-	    "LIMIT 1");
+	/* Other kinds are right too, by a scan of the author's events. */
+	if (store_kind_replaceable(kind))
+		stmt = store_stmt(st, EVENTS_SQL_NEWEST_REPLACEABLE);
+	else
+		stmt = store_stmt(st, "SELECT json, created_at FROM events "
+		    "WHERE pubkey = ?1 AND kind = ?2 ORDER BY created_at DESC, "
+		    "id ASC LIMIT 1");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) !=
@@ -358,9 +369,7 @@ store_events_author_items(struct store *st, const uint8_t pubkey[32],
 	int64_t		 n = 0;
 	int		 rc;
 
-	stmt = store_stmt(st, "SELECT created_at, id FROM events WHERE "
-	    "pubkey = ?1 AND created_at >= ?2 AND (?3 < 0 OR created_at <= ?3) "
-	    "ORDER BY created_at, id LIMIT ?4");
+	stmt = store_stmt(st, EVENTS_SQL_AUTHOR_ITEMS);
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) != SQLITE_OK ||

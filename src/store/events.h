@@ -69,10 +69,14 @@ int	store_event_get(struct store *, const uint8_t id[32], struct buf *out);
  * The newest event of (pubkey, kind) — for replaceable kinds 0, 3, 10002:
  * highest created_at, and on a tie the lowest id (NIP-01). Its JSON is
  * appended to out, its created_at put in *created_at (either may be
- * NULL). 1 found, 0 none, -1 on error or a full out.
+ * NULL). 1 found, 0 none, -1 on error or a full out. Replaceable and
+ * addressable kinds (store_kind_replaceable) are looked up in an index of
+ * their own; any other kind scans the author's events.
  */
 int	store_event_newest(struct store *, const uint8_t pubkey[32],
 	    uint32_t kind, struct buf *out, int64_t *created_at);
+/* Kinds 0, 3, 10000-19999 and 30000-39999 (NIP-01): those indexed for it. */
+bool	store_kind_replaceable(uint32_t kind);
 /*
  * Same, parsed into ev (event_init'ed by the caller; on 1 the caller
  * calls event_free). 1, 0, or -1 (also for a stored row that no longer

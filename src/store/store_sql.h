@@ -15,6 +15,22 @@
 
 #include "store/store.h"
 
+/*
+ * Queries whose plan depends on an index condition, shared with the
+ * store's tests so they can check the plan SQLite picks. The partial
+ * index events_replaceable (migration 008) serves only a query whose
+ * WHERE holds its condition word for word.
+ */
+#define EVENTS_SQL_NEWEST_REPLACEABLE					\
+	"SELECT json, created_at FROM events WHERE pubkey = ?1 AND "	\
+	"kind = ?2 AND (kind = 0 OR kind = 3 OR (kind >= 10000 AND "	\
+	"kind < 20000) OR (kind >= 30000 AND kind < 40000)) "		\
+	"ORDER BY created_at DESC, id ASC LIMIT 1"
+#define EVENTS_SQL_AUTHOR_ITEMS						\
+	"SELECT created_at, id FROM events WHERE pubkey = ?1 AND "	\
+	"created_at >= ?2 AND (?3 < 0 OR created_at <= ?3) "		\
+	"ORDER BY created_at, id LIMIT ?4"
+
 /* The connection, owned by the store; valid until store_close. */
 sqlite3		*store_db(struct store *);
 /*

@@ -205,8 +205,10 @@ test_fresh_open(void **state)
 	assert_int_equal(query_int(db, "PRAGMA application_id"),
 	    STORE_APPLICATION_ID);
 	assert_int_equal(query_int(db, "SELECT count(*) FROM sqlite_master "
-	    "WHERE type = 'index' AND name IN ('events_pubkey_kind_time', "
-	    "'events_time_id')"), 2);
+	    "WHERE type = 'index' AND name IN ('events_pubkey_time', "
+	    "'events_replaceable', 'events_time_id')"), 3);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name = 'events_pubkey_kind_time'"), 0);
 	store_close(st);
 }
 

@@ -2,7 +2,8 @@
  * test_store_events.c — the events family on a real store in a temporary
  * directory: insert and dedup, the maintained totals (rows and JSON bytes,
  * also after deletes), inbox rows only when asked, the newest replaceable
- * event with NIP-01's tie rule, local queries, the per-relay newest live
+ * event with NIP-01's tie rule, the plans of the queries an index exists
+ * for, local queries, the per-relay newest live
  * mark, and retention: oldest evictable first, never a queued event, never
  * kinds 0, 3 or 10002, bounded steps that resume and wrap.
  */
@@ -219,6 +220,50 @@ test_newest_replaceable(void **state)
 	assert_int_equal(store_event_newest_parsed(fx->st, key.pubkey, 0, &ev),
 	    0);
 	buf_free(&out);
+}
+
+/* SQLite's plan for sql, its detail lines joined, into out. */
+static void
+plan_of(struct fixture *fx, const char *sql, char *out, size_t outlen)
+{
+	sqlite3_stmt	*stmt;
+	char		 q[1024];
+	size_t		 n = 0;
+
+	snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", sql);
+	assert_int_equal(sqlite3_prepare_v2(store_db(fx->st), q, -1, &stmt,
+	    NULL), SQLITE_OK);
+	out[0] = '\0';
+	while (sqlite3_step(stmt) == SQLITE_ROW && n + 1 < outlen)
+		n += (size_t)snprintf(out + n, outlen - n, "%s; ",
+		    (const char *)sqlite3_column_text(stmt, 3));
+	sqlite3_finalize(stmt);
+}
+
+/*
+ * The two queries an index exists for: the newest replaceable event is
+ * found in the partial index (its condition written word for word), and
+ * an author's items in (created_at, id) order come from a range of
+ * events_pubkey_time, sorted only within a second (the right part of the
+ * ORDER BY), never as a whole.
+ */
+static void
+test_query_plans(void **state)
+{
+	struct fixture	*fx = *state;
+	char		 plan[512];
+
+	plan_of(fx, EVENTS_SQL_NEWEST_REPLACEABLE, plan, sizeof(plan));
+	if (strstr(plan, "events_replaceable") == NULL)
+		fail_msg("newest replaceable: %s", plan);
+	plan_of(fx, EVENTS_SQL_AUTHOR_ITEMS, plan, sizeof(plan));
+	if (strstr(plan, "events_pubkey_time ") == NULL ||
+	    strstr(plan, "TEMP B-TREE FOR ORDER BY") != NULL)
+		fail_msg("author items: %s", plan);
+	assert_true(store_kind_replaceable(0) && store_kind_replaceable(3) &&
+	    store_kind_replaceable(10002) && store_kind_replaceable(30023));
+	assert_false(store_kind_replaceable(1) || store_kind_replaceable(7) ||
+	    store_kind_replaceable(20000) || store_kind_replaceable(40000));
 }
 
 struct collect {
@@ -487,6 +532,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_newest_replaceable, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_plans, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_relay_newest, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_evict_order_and_protection,
