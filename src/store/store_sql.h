@@ -18,7 +18,7 @@
 /*
  * Queries whose plan depends on an index condition, shared with the
  * store's tests so they can check the plan SQLite picks. The partial
- * index events_replaceable (migration 008) serves only a query whose
+ * index events_replaceable (migration 009) serves only a query whose
  * WHERE holds its condition word for word.
  */
 #define EVENTS_SQL_NEWEST_REPLACEABLE					\

@@ -1,4 +1,4 @@
--- 008_events_author_index.sql — one author's events in time order from
+-- 009_events_author_index.sql — one author's events in time order from
 -- an index, for no more index bytes written per event than before.
 --
 -- events_pubkey_kind_time ordered an author's events by kind first. A
