@@ -103,7 +103,7 @@
 #define ADMIN_TOKEN_HASH_ITERATIONS	4096		/* PBKDF2-HMAC-SHA256 rounds of the stored token hash */
 #define ADMIN_TOKEN_SALT_BYTES		16		/* random salt of the stored token hash, bytes */
 #define CONSOLE_MAX_LINE		512		/* bytes of one typed console line */
-#define CONSOLE_MAX_WORDS		16		/* words in one console line */
+#define CONSOLE_MAX_WORDS		24		/* words in one console line (a job takes up to 15 name=value words) */
 #define CONSOLE_OUT_QUEUE_BYTES		(256 * 1024)	/* console output waiting for the terminal, bytes */
 #define CONSOLE_READ_CHUNK		256		/* bytes read from the console per wake-up */
 #define CONSOLE_REOPEN_MS		5000		/* retry opening a console device that failed or hung up, ms */

@@ -84,6 +84,66 @@ test_match_and_args(void **state)
 	assert_null(commands_match(1, w3, &used));
 }
 
+/* name=value words bind by name; the rest fill the others in order. */
+static void
+test_named_args(void **state)
+{
+	char			*w1[] = { "value=debug", "log.level" };
+	char			*w2[] = { "role=custom", "ws://h" };
+	char			*w3[] = { "key=a", "key=b", "c" };
+	char			*w4[] = { "value=x" };
+	char			*w5[] = { "ws://h?role=x" };
+	char			 err[256];
+	const struct command	*c = commands_find("config set");
+	cJSON			*a;
+
+	assert_non_null(a = commands_build_args(c, 2, w1, err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "key")->valuestring,
+	    "log.level");
+	assert_string_equal(cJSON_GetObjectItem(a, "value")->valuestring,
+	    "debug");
+	cJSON_Delete(a);
+	assert_null(commands_build_args(c, 3, w3, err, sizeof(err)));
+	assert_string_equal(err, "config set: key given twice");
+	assert_null(commands_build_args(c, 1, w4, err, sizeof(err)));
+	assert_string_equal(err, "config set: missing key");
+
+	c = commands_find("relays add");
+	assert_non_null(a = commands_build_args(c, 2, w2, err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "url")->valuestring,
+	    "ws://h");
+	assert_string_equal(cJSON_GetObjectItem(a, "role")->valuestring,
+	    "custom");
+	cJSON_Delete(a);
+	/* '=' inside a value whose prefix names no parameter is a value */
+	assert_non_null(a = commands_build_args(c, 1, w5, err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "url")->valuestring,
+	    "ws://h?role=x");
+	assert_null(cJSON_GetObjectItem(a, "role"));
+	cJSON_Delete(a);
+}
+
+/* A refusal is {"error": text} alone; an "error" beside others is data. */
+static void
+test_is_error(void **state)
+{
+	cJSON	*r = commands_error("no %s", "way"), *o;
+
+	assert_true(commands_is_error(r));
+	assert_string_equal(cJSON_GetObjectItem(r, "error")->valuestring,
+	    "no way");
+	cJSON_Delete(r);
+	o = cJSON_Parse("{\"job\":3,\"error\":\"2 batches failed\"}");
+	assert_false(commands_is_error(o));
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"error\":null}");
+	assert_false(commands_is_error(o));
+	cJSON_Delete(o);
+	o = cJSON_Parse("{}");
+	assert_false(commands_is_error(o));
+	cJSON_Delete(o);
+}
+
 /* ---- API arguments ----------------------------------------------------- */
 
 static cJSON *
@@ -314,6 +374,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_match_and_args),
+		cmocka_unit_test(test_named_args),
+		cmocka_unit_test(test_is_error),
 		cmocka_unit_test(test_body_args),
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_metrics),
