@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "store/config_store.h"
 #include "ui/cmd_box.h"
+#include "ui/cmd_jobs.h"
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
@@ -248,6 +249,25 @@ static const struct command command_table[] = {
 	{ .name = "recovery", .params = "", .help = "ids relays reported and "
 	  "did not deliver, per relay: pending, next attempt, expired, health",
 	  .run = cmd_recovery },
+	{ .name = "jobs new", .params = CMD_JOBS_NEW_PARAMS, .help = "plan a "
+	  "custom backfill job (any NIP-01 filter, batched, drained to the "
+	  "end); arguments as name=value", .flags = MUT, .run = cmd_jobs_new },
+	{ .name = "jobs dry-run", .params = CMD_JOBS_NEW_PARAMS, .help = "what "
+	  "jobs new would do with these arguments, sending nothing",
+	  .flags = CMD_POST, .run = cmd_jobs_dry_run },
+	{ .name = "jobs list", .params = "", .help = "custom jobs, newest "
+	  "first, with status and progress", .run = cmd_jobs_list },
+	{ .name = "jobs show", .params = "job", .help = "one job with its "
+	  "unfinished batches and their reasons", .run = cmd_jobs_show },
+	{ .name = "jobs cancel", .params = "job", .help = "stop a job (and its "
+	  "schedule) before its next page", .flags = MUT,
+	  .run = cmd_jobs_cancel },
+	{ .name = "jobs retry", .params = "job", .help = "run a job's failed "
+	  "and cancelled batches again", .flags = MUT, .run = cmd_jobs_retry },
+	{ .name = "jobs delete", .params = "job", .help = "delete a job that "
+	  "is not running", .flags = MUT, .run = cmd_jobs_delete },
+	{ .name = "jobs presets", .params = "", .help = "the presets jobs new "
+	  "and dry-run take (preset=NAME)", .run = cmd_jobs_presets },
 	{ .name = NULL },
 };
 
