@@ -687,6 +687,30 @@ store_job_batches_unfinished(struct store *st, int64_t job, size_t max,
 	return batches_run(q, cb, arg, "job batches unfinished");
 }
 
+int64_t
+store_job_relay_largest(struct store *st, const char *relay)
+{
+	sqlite3_stmt	*q;
+	int64_t		 v = -1;
+	int		 rc;
+
+	q = store_stmt(st, "SELECT max(coalesce((SELECT max(largest_page) "
+	    "FROM job_batches WHERE relay = ?1), 0), coalesce((SELECT "
+	    "max(largest_page) FROM cursors WHERE relay = ?1), 0))");
+	if (q == NULL)
+		return -1;
+	if (sqlite3_bind_text(q, 1, relay, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+		store_bind_fail(st, q, "job relay largest");
+		return -1;
+	}
+	if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	store_stmt_done(q);
+	if (rc != SQLITE_ROW)
+		log_warnx("store: job relay largest: %s", sqlite3_errstr(rc));
+	return v;
+}
+
 int
 store_job_batch_relays(struct store *st, int64_t job, store_job_url_cb cb,
     void *arg)

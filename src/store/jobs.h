@@ -200,6 +200,12 @@ int64_t	store_job_batches_due(struct store *, int64_t job, const char *relay,
  */
 int64_t	store_job_batches_unfinished(struct store *, int64_t job,
 	    size_t max, store_job_batch_cb cb, void *arg);
+/*
+ * The largest page relay has returned to any job batch or author drain:
+ * the cap it has proven (sync/drain.h, page_all_sent). 0 when none, or
+ * -1.
+ */
+int64_t	store_job_relay_largest(struct store *, const char *relay);
 /* The distinct relays of job's batches that are pending or running. */
 typedef int	(*store_job_url_cb)(const char *url, void *arg);
 int	store_job_batch_relays(struct store *, int64_t job,

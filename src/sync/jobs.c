@@ -77,7 +77,7 @@ struct jrelay {
 	char			*url;
 	struct jstep_list	 steps;
 	size_t			 nsteps;
-	int64_t			 largest_page;	/* cap seen this run */
+	int64_t			 largest_page;	/* cap seen on this relay */
 	uint64_t		 pump_timer;
 };
 TAILQ_HEAD(jrelay_list, jrelay);
@@ -1255,6 +1255,10 @@ jrelay_get(const char *url, void *arg)
 	}
 	jr->j = j;
 	TAILQ_INIT(&jr->steps);
+	/* The cap this relay has proven to earlier jobs and the drain: a
+	 * relay ignoring until that sends less has sent all it holds. */
+	if ((jr->largest_page = store_job_relay_largest(j->st, url)) < 0)
+		jr->largest_page = 0;
 	TAILQ_INSERT_TAIL(&j->relays, jr, entry);
 	jrelay_kick(jr, 0);
 	return 0;
