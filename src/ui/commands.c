@@ -251,10 +251,11 @@ static const struct command command_table[] = {
 	  .run = cmd_recovery },
 	{ .name = "jobs new", .params = CMD_JOBS_NEW_PARAMS, .help = "plan a "
 	  "custom backfill job (any NIP-01 filter, batched, drained to the "
-	  "end); arguments as name=value", .flags = MUT, .run = cmd_jobs_new },
+	  "end); arguments as name=value", .flags = MUT | CMD_NAMED,
+	  .run = cmd_jobs_new },
 	{ .name = "jobs dry-run", .params = CMD_JOBS_NEW_PARAMS, .help = "what "
 	  "jobs new would do with these arguments, sending nothing",
-	  .flags = CMD_POST, .run = cmd_jobs_dry_run },
+	  .flags = CMD_POST | CMD_NAMED, .run = cmd_jobs_dry_run },
 	{ .name = "jobs list", .params = "", .help = "custom jobs, newest "
 	  "first, with status and progress", .run = cmd_jobs_list },
 	{ .name = "jobs show", .params = "job", .help = "one job with its "
@@ -391,6 +392,11 @@ commands_build_args(const struct command *c, int argc, char *const *argv,
 	for (i = 0; i < argc; i++) {
 		if (named_param(p, n, argv[i], &value) != -1)
 			continue;
+		if (c->flags & CMD_NAMED) {
+			snprintf(err, errlen, "%s: '%.64s' is not name=value "
+			    "with one of: %s", c->name, argv[i], c->params);
+			goto bad;
+		}
 		while (next < n && cJSON_GetObjectItemCaseSensitive(args,
 		    p[next].name) != NULL)
 			next++;

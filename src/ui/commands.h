@@ -34,6 +34,10 @@ enum cmd_flag {
 					 * the web: its arguments may not fit a
 					 * query string, or it costs the store
 					 * work a stranger should not cause */
+	CMD_NAMED = 1 << 3,		/* console and cacheboxctl take only
+					 * name=value words (too many optional
+					 * parameters for positions: a mistyped
+					 * name must not become a value) */
 };
 
 struct command {
@@ -90,8 +94,9 @@ const struct command	*commands_match(int argc, char *const *argv,
  * "name=value" whose name is one of c's parameters binds that one; the
  * other words fill the parameters not named, in order. So `jobs new
  * preset=relay-lists batch_size=50` and `config set log.level debug`
- * both work. A new JSON object owned by the caller, or NULL with a
- * message in err (a missing, repeated or extra argument).
+ * both work; a CMD_NAMED command refuses a word that names none of its
+ * parameters. A new JSON object owned by the caller, or NULL with a
+ * message in err (a missing, repeated, unknown or extra argument).
  */
 cJSON			*commands_build_args(const struct command *c, int argc,
 			    char *const *argv, char *err, size_t errlen);

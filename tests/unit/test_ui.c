@@ -121,6 +121,34 @@ test_named_args(void **state)
 	    "ws://h?role=x");
 	assert_null(cJSON_GetObjectItem(a, "role"));
 	cJSON_Delete(a);
+
+	/* a command of many optional parameters takes name=value only */
+	c = commands_find("jobs new");
+	assert_true(c->flags & CMD_NAMED);
+	{
+		char	*w6[] = { "kinds=0", "preset=relay-lists",
+			    "batch_size=50" };
+		char	*w7[] = { "kinds=0", "colour=red" };
+		char	*w8[] = { "relay-lists" };
+
+		assert_non_null(a = commands_build_args(c, 3, w6, err,
+		    sizeof(err)));
+		assert_string_equal(cJSON_GetObjectItem(a, "preset")->valuestring,
+		    "relay-lists");
+		assert_string_equal(cJSON_GetObjectItem(a,
+		    "batch_size")->valuestring, "50");
+		cJSON_Delete(a);
+		assert_null(commands_build_args(c, 2, w7, err, sizeof(err)));
+		assert_true(strncmp(err, "jobs new: 'colour=red' is not "
+		    "name=value with one of: [label] [kinds]", 58) == 0);
+		assert_null(commands_build_args(c, 1, w8, err, sizeof(err)));
+		assert_true(strncmp(err, "jobs new: 'relay-lists' is not", 30) ==
+		    0);
+	}
+	assert_false(commands_takes_body(commands_find("jobs show")));
+	assert_true(commands_takes_body(commands_find("jobs dry-run")));
+	assert_false(commands_find("jobs dry-run")->flags & CMD_MUTATING);
+	assert_true(commands_takes_body(commands_find("jobs cancel")));
 }
 
 /* A refusal is {"error": text} alone; an "error" beside others is data. */
