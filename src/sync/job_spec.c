@@ -66,6 +66,13 @@ given(const char *s)
 	return s != NULL && *s != '\0';
 }
 
+/* A typed list with at least one entry (separators alone are no list). */
+static bool
+listed(const char *s)
+{
+	return given(s) && job_list_count(s) > 0;
+}
+
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -116,12 +123,12 @@ job_args_preset(const struct job_args *in, struct job_args *out, char *err,
 		out->label = p->title;
 	if (!given(out->kinds))
 		out->kinds = p->kinds;
-	if (!given(out->authors_source) && !given(in->authors) &&
-	    !given(in->ids))
+	if (!given(out->authors_source) && !listed(in->authors) &&
+	    !listed(in->ids))
 		out->authors_source = p->authors_source;
-	if (!given(out->only_missing_kind0) && !given(in->ids))
+	if (!given(out->only_missing_kind0) && !listed(in->ids))
 		out->only_missing_kind0 = p->only_missing_kind0;
-	if (!given(out->relay_mode) && !given(in->relays))
+	if (!given(out->relay_mode) && !listed(in->relays))
 		out->relay_mode = p->relay_mode;
 	return 0;
 }
@@ -452,7 +459,7 @@ check_authors(const struct job_args *a, struct job_spec *s, char *err,
 		return fail(err, errlen, "authors_source: '%.*s' is not one of "
 		    "manual, all, kind1, followed, none", QUOTE_MAX,
 		    a->authors_source);
-	if (given(a->authors)) {
+	if (listed(a->authors)) {
 		if (given(a->authors_source) && src != STORE_JOB_SRC_MANUAL)
 			return fail(err, errlen, "authors: a typed list needs "
 			    "authors_source manual (not %.*s)", QUOTE_MAX,
@@ -480,7 +487,7 @@ static int
 check_ids(const struct job_args *a, struct job_spec *s, char *err,
     size_t errlen)
 {
-	if (!given(a->ids))
+	if (!listed(a->ids))
 		return 0;
 	if (s->source != STORE_JOB_SRC_NONE)
 		return fail(err, errlen, "ids: give authors or ids, not both");
@@ -651,7 +658,7 @@ static int
 check_relays(const struct job_args *a, struct job_spec *s, char *err,
     size_t errlen)
 {
-	int	m = given(a->relays) ? STORE_JOB_RELAYS_CUSTOM :
+	int	m = listed(a->relays) ? STORE_JOB_RELAYS_CUSTOM :
 		    STORE_JOB_RELAYS_BOOTSTRAP;
 
 	if (given(a->relay_mode) &&
@@ -659,12 +666,12 @@ check_relays(const struct job_args *a, struct job_spec *s, char *err,
 		return fail(err, errlen, "relay_mode: '%.*s' is not one of "
 		    "bootstrap, outbox, custom", QUOTE_MAX, a->relay_mode);
 	s->relay_mode = (enum store_job_relays)m;
-	if (given(a->relays) && m != STORE_JOB_RELAYS_CUSTOM)
+	if (listed(a->relays) && m != STORE_JOB_RELAYS_CUSTOM)
 		return fail(err, errlen, "relays: a list is for relay_mode "
 		    "custom (not %.*s)", QUOTE_MAX, a->relay_mode);
 	if (m != STORE_JOB_RELAYS_CUSTOM)
 		return 0;
-	if (!given(a->relays))
+	if (!listed(a->relays))
 		return fail(err, errlen, "relays: relay_mode custom needs at "
 		    "least one ws:// or wss:// URL");
 	return check_relay_list(a->relays, s, err, errlen);

@@ -209,6 +209,26 @@ test_lists(void **state)
 	a.ids = NULL;
 	assert_int_equal(parse(&a, &s), 0);
 	assert_int_equal(s.mode, STORE_JOB_MODE_NONE);
+	job_spec_free(&s);
+	/* separators alone are no list (found by fuzz_job_spec) */
+	a.authors = " \t,\n";
+	a.ids = ",";
+	a.relays = "  ";
+	assert_int_equal(parse(&a, &s), 0);
+	assert_int_equal(s.source, STORE_JOB_SRC_NONE);
+	assert_int_equal(s.mode, STORE_JOB_MODE_NONE);
+	assert_int_equal(s.relay_mode, STORE_JOB_RELAYS_BOOTSTRAP);
+	job_spec_free(&s);
+	a.ids = a.relays = NULL;
+	a.authors_source = "manual";
+	refused(&a, "authors: authors_source manual needs a list");
+	a.authors_source = NULL;
+	a.authors = NULL;
+	a.relay_mode = "custom";
+	a.relays = " , ";
+	refused(&a, "relays: relay_mode custom needs at least one");
+	a.relay_mode = a.relays = NULL;
+	assert_int_equal(parse(&a, &s), 0);
 	assert_int_equal(s.source, STORE_JOB_SRC_NONE);
 	job_spec_free(&s);
 	assert_int_equal(job_list_count(" a,b\n\nc ,"), 3);
