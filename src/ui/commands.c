@@ -66,6 +66,7 @@ cmd_help(struct app *app, const cJSON *args, enum cmd_origin from)
 		cJSON_AddStringToObject(e, "help", c->help);
 		cJSON_AddBoolToObject(e, "mutating", c->flags & CMD_MUTATING);
 		cJSON_AddBoolToObject(e, "post", commands_takes_body(c));
+		cJSON_AddBoolToObject(e, "named", c->flags & CMD_NAMED);
 		cJSON_AddBoolToObject(e, "console_only",
 		    c->flags & CMD_CONSOLE_ONLY);
 		cJSON_AddItemToArray(list, e);

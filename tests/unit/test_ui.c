@@ -394,6 +394,19 @@ test_render(void **state)
 	    "  [0]\r\n    x: y\r\ne:\r\n  (none)\r\nf:\r\n  s\r\ng: 1.5\r\n");
 	buf_free(&out);
 	cJSON_Delete(v);
+
+	/* help: a command of name=value words lists its names apart */
+	v = cJSON_Parse("{\"commands\":[{\"name\":\"jobs show\",\"params\":"
+	    "\"job\",\"help\":\"one\",\"named\":false},{\"name\":\"jobs new\","
+	    "\"params\":\"[label] [kinds]\",\"help\":\"plan\",\"named\":true}]}");
+	buf_init(&out, 4096);
+	assert_int_equal(render_answer(&out, "help", v, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "  jobs show job                one\n"
+	    "  jobs new name=value...       plan\n"
+	    "                               names: [label] [kinds]\n");
+	buf_free(&out);
+	cJSON_Delete(v);
 }
 
 int
