@@ -35,6 +35,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/hex.h"
+#include "core/json.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -796,19 +797,18 @@ raw_key(const cJSON *ev, const char *name, uint8_t out[32])
 static bool
 peek_newer(const struct jstep *s, const struct relay_msg *msg)
 {
-	const cJSON		*ca, *k;
 	struct ingest_info	 info;
+	int64_t			 ca, kind;
 
-	if (msg->event == NULL)
-		return false;
-	ca = cJSON_GetObjectItemCaseSensitive(msg->event, "created_at");
-	k = cJSON_GetObjectItemCaseSensitive(msg->event, "kind");
-	if (!cJSON_IsNumber(ca) || ca->valuedouble <= (double)s->page.until ||
-	    !cJSON_IsNumber(k) || !raw_key(msg->event, "pubkey", info.pubkey) ||
+	if (msg->event == NULL ||
+	    json_int(cJSON_GetObjectItemCaseSensitive(msg->event, "created_at"),
+	    0, INT64_MAX / 2, &ca) == -1 || ca <= s->page.until ||
+	    json_int(cJSON_GetObjectItemCaseSensitive(msg->event, "kind"), 0,
+	    65535, &kind) == -1 || !raw_key(msg->event, "pubkey", info.pubkey) ||
 	    !raw_key(msg->event, "id", info.id))
 		return false;
-	info.created_at = (int64_t)ca->valuedouble;
-	info.kind = (uint32_t)k->valuedouble;
+	info.created_at = ca;
+	info.kind = (uint32_t)kind;
 	return batch_match(s, &info);
 }
 
