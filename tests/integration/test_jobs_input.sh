@@ -5,7 +5,8 @@
 # a message naming it, the same words everywhere; nothing is stored; a
 # word that names no parameter is refused on the console and cacheboxctl,
 # an unknown member of the body on the web; dry-run and the mutations need
-# the token; a body over the limit is refused before it is read.
+# the token; a body over the limit is refused before it is read. Then the
+# console makes, cancels and deletes a job.
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "skip: curl missing"; exit 77; }
 
@@ -114,6 +115,18 @@ code=$(curl -s -o "$T/r.json" -w '%{http_code}' "$H/api/jobs/list")
 check "web: nothing was stored" test "$code" = 200 -a "$(json_get "$T/r.json" jobs)" = "[]"
 check "web: the presets are listed" test "$(curl -s "$H/api/jobs/presets" | python3 -c 'import json,sys; print(" ".join(p["name"] for p in json.load(sys.stdin)["presets"]))')" = \
     "missing-profiles-kind1 missing-profiles-all profiles-date-range relay-lists contact-lists"
+
+# The same commands succeed on the console: a job on a relay nobody
+# answers on, listed, cancelled, deleted.
+: >"$T/console.out"
+echo "jobs new label=console kinds=1 relays=ws://127.0.0.1:9" >&3
+echo "jobs cancel 1" >&3
+echo "jobs delete job=1" >&3
+echo "log level" >&3
+check "console: the job answered" wait_for 30 grep -q '^cachebox> level: ' "$T/console.out"
+check "console: jobs new made job 1" grep -q '^cachebox> job: 1' "$T/console.out"
+check "console: cancelled" grep -q '^status: cancelled' "$T/console.out"
+check "console: deleted" grep -q '^deleted: yes' "$T/console.out"
 exec 3>&-
 stop_daemon
 finish
