@@ -18,6 +18,7 @@
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
+#include "sync/jobs.h"
 #include "sync/live.h"
 #include "sync/negsync.h"
 #include "sync/retention.h"
@@ -66,7 +67,8 @@ app_section_del(struct app *app, const void *part)
 /*
  * Idle: the follow graph resolved (every root's kind 3 and the followed
  * authors' lists asked and answered), no drain step in flight, every
- * followed author's every cursor complete or recorded incomplete, and
+ * followed author's every cursor complete or recorded incomplete, no
+ * custom job pending or running (a schedule waiting counts as idle), and
  * nothing of it still in ingest's open batch: "idle" promises that what
  * the work brought is committed, so a reader of the database sees it.
  */
@@ -80,6 +82,8 @@ app_idle(const struct app *app)
 	if (app->drain != NULL && !drain_idle(app->drain))
 		return false;
 	if (app->negsync != NULL && negsync_fetches(app->negsync) > 0)
+		return false;
+	if (app->jobs != NULL && !jobs_idle(app->jobs))
 		return false;
 	if (app->uplink != NULL && uplink_busy(app->uplink))
 		return false;

@@ -27,6 +27,7 @@ struct follow;
 struct live;
 struct drain;
 struct negsync;
+struct jobs;
 struct retention;
 struct http;
 struct console;
@@ -57,6 +58,7 @@ struct app {
 	struct live		*live;		/* live stream, */
 	struct drain		*drain;		/* author drain */
 	struct negsync		*negsync;	/* NIP-77 sync and recovery */
+	struct jobs		*jobs;		/* custom backfill jobs */
 	struct retention	*retention;	/* store.max_bytes enforced */
 	struct http		*http;		/* status page, API, /metrics */
 	struct console		*console;	/* serial console, or NULL */

@@ -32,6 +32,7 @@
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
+#include "sync/jobs.h"
 #include "sync/live.h"
 #include "sync/negsync.h"
 #include "sync/relays_obs.h"
@@ -352,7 +353,7 @@ start_surfaces(struct app *app)
 }
 
 /*
- * Backpressure for the drain: the store is over store.max_bytes, while
+ * Backpressure for the drain and the jobs: the store is over store.max_bytes, while
  * retention evicts (a moment, in steady state at the budget) or for as
  * long as it has nothing left it may evict (an uplink outage holding the
  * inbox, or protected kinds alone). Live stays on: it is small and cannot
@@ -411,8 +412,10 @@ start_sync(struct app *app)
 	    app->cfg, app->follow);
 	app->retention = retention_new(app->loop, app->store, app->ingest,
 	    app->cfg);
+	app->jobs = jobs_new(app->loop, app->pool, app->ingest, app->store,
+	    app->cfg, app->follow);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
-	    app->negsync == NULL ||
+	    app->negsync == NULL || app->jobs == NULL ||
 	    app->retention == NULL ||
 	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
 	    follow_listen(app->follow, live_sync, app->live) == -1) {
@@ -420,6 +423,7 @@ start_sync(struct app *app)
 		return -1;
 	}
 	drain_set_hold(app->drain, store_full, app->retention);
+	jobs_set_hold(app->jobs, store_full, app->retention);
 	drain_set_negsync(app->drain, app->negsync);
 	follow_start(app->follow);
 	return 0;
@@ -491,6 +495,7 @@ stop_parts(struct app *app)
 	ctlsock_free(app->ctl);
 	uplink_free(app->uplink);
 	live_free(app->live);
+	jobs_free(app->jobs);
 	drain_free(app->drain);
 	negsync_free(app->negsync);
 	retention_free(app->retention);

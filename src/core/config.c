@@ -108,6 +108,14 @@ static const struct cfg_def cfg_table[] = {
 	{ .name = "log.level", .type = CFG_LEVEL, .def = "info",
 	  .help = "least severe level logged: error, warn, info or debug",
 	  .flags = CFG_RUNTIME },
+	{ .name = "jobs.max_subs_per_relay", .type = CFG_INT, .def = "2",
+	  .min = 1, .max = 64, .unit = "subscriptions",
+	  .help = "batches of a custom job paged at once on one relay (the "
+	  "author drain keeps the rest)", .flags = CFG_RUNTIME },
+	{ .name = "jobs.retry_base_ms", .type = CFG_INT, .def = "30000",
+	  .min = 10, .max = 3600000, .unit = "ms",
+	  .help = "wait before a failed job batch is asked again; doubled "
+	  "for each failure", .flags = CFG_RUNTIME },
 	{ .name = NULL },
 };
 

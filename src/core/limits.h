@@ -103,7 +103,7 @@
 #define ADMIN_TOKEN_HASH_ITERATIONS	4096		/* PBKDF2-HMAC-SHA256 rounds of the stored token hash */
 #define ADMIN_TOKEN_SALT_BYTES		16		/* random salt of the stored token hash, bytes */
 #define CONSOLE_MAX_LINE		512		/* bytes of one typed console line */
-#define CONSOLE_MAX_WORDS		16		/* words in one console line */
+#define CONSOLE_MAX_WORDS		24		/* words in one console line (a job takes up to 15 name=value words) */
 #define CONSOLE_OUT_QUEUE_BYTES		(256 * 1024)	/* console output waiting for the terminal, bytes */
 #define CONSOLE_READ_CHUNK		256		/* bytes read from the console per wake-up */
 #define CONSOLE_REOPEN_MS		5000		/* retry opening a console device that failed or hung up, ms */
@@ -278,5 +278,33 @@
 #define NEG_FRAME_RESERVE_BYTES		200		/* room kept under the frame-size limit for the closing range, bytes */
 #define NEG_VARINT_MAX_DIGITS		10		/* base-128 digits of one varint (64 bits) */
 #define NEG_REASON_MAX			128		/* bytes of a session's error reason */
+
+/*
+ * Custom backfill jobs (src/sync/job_spec.c, src/sync/jobs.c,
+ * src/store/jobs.c). A job's author or id list is resolved once into the
+ * store (32 bytes a row) and never held whole in memory while it runs: a
+ * step reads its batch's slice. Lists a person types are counted before
+ * anything is allocated for them.
+ */
+#define JOBS_MAX_ITEMS			100000		/* authors or ids one job resolves to */
+#define JOBS_BATCH_SIZE_DEFAULT		100		/* authors or ids per batch when none is given */
+#define JOBS_BATCH_SIZE_MAX		1000		/* authors or ids per batch (one filter: FILTER_MAX_AUTHORS) */
+#define JOBS_BATCH_SIZE_WARN		500		/* above this some relays refuse the filter: warned */
+#define JOBS_MAX_RELAYS			32		/* relays one job asks (custom list, bootstrap, outbox plan) */
+#define JOBS_OUTBOX_PER_AUTHOR		4		/* write relays one author is asked on in outbox mode */
+#define JOBS_LABEL_MAX			128		/* bytes of a job's label */
+#define JOBS_FILTER_MAX_BYTES		(48 * 1024)	/* bytes of a job's shared filter JSON (kinds, tags, times) */
+#define JOBS_TAGS_MAX_BYTES		(32 * 1024)	/* bytes of the tags argument */
+#define JOBS_LIMIT_MAX			1000000000	/* the limit argument, events */
+#define JOBS_EVERY_MIN_S		1		/* shortest schedule, s (seconds are meant for tests) */
+#define JOBS_EVERY_MAX_S		(366 * 86400)	/* longest schedule, s */
+#define JOBS_MAX_ATTEMPTS		5		/* failed attempts of a batch before it is recorded failed */
+#define JOBS_RETRY_MAX_MS		(10 * 60 * 1000) /* longest wait before a failed batch is asked again, ms */
+#define JOBS_STEP_TIMEOUT_MS		30000		/* a job request silent this long (relay open) has failed, ms */
+#define JOBS_TICK_MS			1000		/* schedules, backoffs and the queue are looked at every, ms */
+#define JOBS_LIST_MAX			200		/* jobs one listing shows, newest first */
+#define JOBS_SHOW_MAX_BATCHES		200		/* unfinished, incomplete or failed batches one show lists */
+#define JOBS_PREVIEW_ITEMS		5		/* resolved authors or ids a dry run shows */
+#define JOBS_REASON_MAX			200		/* bytes of a batch's or job's reason */
 
 #endif

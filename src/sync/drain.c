@@ -206,15 +206,6 @@ step_finish(struct step *s)
 			drelay_kick(o, 0);
 }
 
-static void
-page_reset(struct step *s)
-{
-	struct drain_page	*p = &s->page;
-
-	p->received = p->fresh = p->older = p->newer = 0;
-	p->oldest = p->newest = 0;
-}
-
 /*
  * The connection dropped mid-page: every open step of the relay is sent
  * again at once, and a relay that drops under load would drop them all
@@ -254,23 +245,9 @@ step_check_resent(struct step *s)
 
 	if (r != s->resent) {
 		s->resent = r;
-		page_reset(s);
+		drain_page_reset(&s->page);
 		drelay_shed(s->dr);
 	}
-}
-
-static void
-page_add(struct drain_page *p, int64_t created_at, bool fresh)
-{
-	if (p->received == 0 || created_at < p->oldest)
-		p->oldest = created_at;
-	if (p->received == 0 || created_at > p->newest)
-		p->newest = created_at;
-	p->received++;
-	if (fresh)
-		p->fresh++;
-	if (!p->started || created_at < p->until)
-		p->older++;
 }
 
 /*
@@ -315,7 +292,8 @@ step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 		if (s->page.started && info.created_at > s->page.until)
 			s->page.newer++;
 		else
-			page_add(&s->page, info.created_at, r == INGEST_NEW);
+			drain_page_add(&s->page, info.created_at,
+			    r == INGEST_NEW);
 		break;
 	case INGEST_INVALID:
 		pool_sub_note_invalid(sub);

@@ -103,6 +103,15 @@ void		 drain_page_verdict(const struct drain_page *,
 		    struct drain_verdict *out);
 
 /*
+ * Count one event of the asked filter at or before until into the page
+ * (fresh: a new id), and forget a page's counts (what was asked stays):
+ * the bookkeeping every paged request shares (the author drain, jobs).
+ */
+void		 drain_page_add(struct drain_page *, int64_t created_at,
+		    bool fresh);
+void		 drain_page_reset(struct drain_page *);
+
+/*
  * The limit to ask of a relay: backfill.page_size, lowered to the relay's
  * NIP-11 max_limit when it advertises a smaller one (max_limit <= 0:
  * none). The cap seen never lowers it: a limit sized to the largest page

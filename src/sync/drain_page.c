@@ -98,3 +98,23 @@ drain_page_limit(int64_t page_size, int64_t max_limit)
 	return max_limit > 0 && max_limit < page_size ? max_limit : page_size;
 }
 
+void
+drain_page_add(struct drain_page *p, int64_t created_at, bool fresh)
+{
+	if (p->received == 0 || created_at < p->oldest)
+		p->oldest = created_at;
+	if (p->received == 0 || created_at > p->newest)
+		p->newest = created_at;
+	p->received++;
+	if (fresh)
+		p->fresh++;
+	if (!p->started || created_at < p->until)
+		p->older++;
+}
+
+void
+drain_page_reset(struct drain_page *p)
+{
+	p->received = p->fresh = p->older = p->newer = 0;
+	p->oldest = p->newest = 0;
+}

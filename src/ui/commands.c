@@ -15,6 +15,7 @@
 #include "store/config_store.h"
 #include "store/store.h"
 #include "ui/cmd_box.h"
+#include "ui/cmd_jobs.h"
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
@@ -33,6 +34,14 @@ commands_error(const char *fmt, ...)
 	if ((r = cJSON_CreateObject()) != NULL)
 		cJSON_AddStringToObject(r, "error", msg);
 	return r;
+}
+
+bool
+commands_is_error(const cJSON *reply)
+{
+	const cJSON	*err = cJSON_GetObjectItemCaseSensitive(reply, "error");
+
+	return cJSON_IsString(err) && reply->child == err && err->next == NULL;
 }
 
 static const char *
@@ -57,6 +66,8 @@ cmd_help(struct app *app, const cJSON *args, enum cmd_origin from)
 		cJSON_AddStringToObject(e, "params", c->params);
 		cJSON_AddStringToObject(e, "help", c->help);
 		cJSON_AddBoolToObject(e, "mutating", c->flags & CMD_MUTATING);
+		cJSON_AddBoolToObject(e, "post", commands_takes_body(c));
+		cJSON_AddBoolToObject(e, "named", c->flags & CMD_NAMED);
 		cJSON_AddBoolToObject(e, "console_only",
 		    c->flags & CMD_CONSOLE_ONLY);
 		cJSON_AddItemToArray(list, e);
@@ -242,6 +253,26 @@ static const struct command command_table[] = {
 	{ .name = "recovery", .params = "", .help = "ids relays reported and "
 	  "did not deliver, per relay: pending, next attempt, expired, health",
 	  .run = cmd_recovery },
+	{ .name = "jobs new", .params = CMD_JOBS_NEW_PARAMS, .help = "plan a "
+	  "custom backfill job (any NIP-01 filter, batched, drained to the "
+	  "end); arguments as name=value", .flags = MUT | CMD_NAMED,
+	  .run = cmd_jobs_new },
+	{ .name = "jobs dry-run", .params = CMD_JOBS_NEW_PARAMS, .help = "what "
+	  "jobs new would do with these arguments, sending nothing",
+	  .flags = CMD_POST | CMD_NAMED, .run = cmd_jobs_dry_run },
+	{ .name = "jobs list", .params = "", .help = "custom jobs, newest "
+	  "first, with status and progress", .run = cmd_jobs_list },
+	{ .name = "jobs show", .params = "job", .help = "one job with its "
+	  "unfinished batches and their reasons", .run = cmd_jobs_show },
+	{ .name = "jobs cancel", .params = "job", .help = "stop a job (and its "
+	  "schedule) before its next page", .flags = MUT,
+	  .run = cmd_jobs_cancel },
+	{ .name = "jobs retry", .params = "job", .help = "run a job's failed "
+	  "and cancelled batches again", .flags = MUT, .run = cmd_jobs_retry },
+	{ .name = "jobs delete", .params = "job", .help = "delete a job that "
+	  "is not running", .flags = MUT, .run = cmd_jobs_delete },
+	{ .name = "jobs presets", .params = "", .help = "the presets jobs new "
+	  "and dry-run take (preset=NAME)", .run = cmd_jobs_presets },
 	{ .name = NULL },
 };
 
@@ -310,41 +341,94 @@ commands_match(int argc, char *const *argv, int *used)
 	return best;
 }
 
+/* The parameter a "name=value" word names (-1: none); *value after '='. */
+static int
+named_param(const struct command_param *p, int n, const char *word,
+    const char **value)
+{
+	const char	*eq = strchr(word, '=');
+	int		 i;
+
+	for (i = 0; eq != NULL && i < n; i++)
+		if (strlen(p[i].name) == (size_t)(eq - word) &&
+		    strncmp(p[i].name, word, (size_t)(eq - word)) == 0) {
+			*value = eq + 1;
+			return i;
+		}
+	return -1;
+}
+
+static int
+add_arg(cJSON *args, const char *name, const char *value, char *err,
+    size_t errlen)
+{
+	if (cJSON_AddStringToObject(args, name, value) != NULL)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
 cJSON *
 commands_build_args(const struct command *c, int argc, char *const *argv,
     char *err, size_t errlen)
 {
 	struct command_param	 p[COMMAND_MAX_PARAMS];
+	const char		*value;
 	cJSON			*args;
-	int			 i, n;
+	int			 i, k, n, next = 0;
 
 	n = commands_params(c, p, COMMAND_MAX_PARAMS);
 	if ((args = cJSON_CreateObject()) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	for (i = 0; i < n; i++) {
-		if (i < argc) {
-			if (cJSON_AddStringToObject(args, p[i].name,
-			    argv[i]) == NULL) {
-				snprintf(err, errlen, "out of memory");
-				goto bad;
-			}
-		} else if (!p[i].optional) {
+	for (i = 0; i < argc; i++) {
+		if ((k = named_param(p, n, argv[i], &value)) == -1)
+			continue;
+		if (cJSON_GetObjectItemCaseSensitive(args, p[k].name) != NULL) {
+			snprintf(err, errlen, "%s: %s given twice", c->name,
+			    p[k].name);
+			goto bad;
+		}
+		if (add_arg(args, p[k].name, value, err, errlen) == -1)
+			goto bad;
+	}
+	for (i = 0; i < argc; i++) {
+		if (named_param(p, n, argv[i], &value) != -1)
+			continue;
+		if (c->flags & CMD_NAMED) {
+			snprintf(err, errlen, "%s: '%.64s' is not name=value "
+			    "with one of: %s", c->name, argv[i], c->params);
+			goto bad;
+		}
+		while (next < n && cJSON_GetObjectItemCaseSensitive(args,
+		    p[next].name) != NULL)
+			next++;
+		if (next >= n) {
+			snprintf(err, errlen, "%s: unexpected argument '%.64s'",
+			    c->name, argv[i]);
+			goto bad;
+		}
+		if (add_arg(args, p[next].name, argv[i], err, errlen) == -1)
+			goto bad;
+	}
+	for (i = 0; i < n; i++)
+		if (!p[i].optional &&
+		    cJSON_GetObjectItemCaseSensitive(args, p[i].name) == NULL) {
 			snprintf(err, errlen, "%s: missing %s", c->name,
 			    p[i].name);
 			goto bad;
 		}
-	}
-	if (argc > n) {
-		snprintf(err, errlen, "%s: unexpected argument '%s'", c->name,
-		    argv[n]);
-		goto bad;
-	}
 	return args;
 bad:
 	cJSON_Delete(args);
 	return NULL;
+}
+
+bool
+commands_takes_body(const struct command *c)
+{
+	return (c->flags & (CMD_MUTATING | CMD_POST)) != 0;
 }
 
 const char *

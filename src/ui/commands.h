@@ -2,7 +2,9 @@
  * commands.h — the one command table. The serial console, cacheboxctl (over
  * the control socket) and the web API all run commands through it, so a
  * command means the same on every surface. A command takes JSON arguments
- * and answers a JSON object; an error is {"error": "..."}.
+ * and answers a JSON object; a refusal is {"error": "..."} and nothing
+ * else (an answer may carry an "error" member of its own beside others,
+ * such as a job's last error: commands_is_error tells them apart).
  */
 #ifndef CACHEBOX_UI_COMMANDS_H
 #define CACHEBOX_UI_COMMANDS_H
@@ -28,6 +30,14 @@ enum cmd_origin {
 enum cmd_flag {
 	CMD_MUTATING = 1 << 0,		/* changes something: POST + token on the web */
 	CMD_CONSOLE_ONLY = 1 << 1,	/* refused on the control socket and the web */
+	CMD_POST = 1 << 2,		/* changes nothing, but is POST + token on
+					 * the web: its arguments may not fit a
+					 * query string, or it costs the store
+					 * work a stranger should not cause */
+	CMD_NAMED = 1 << 3,		/* console and cacheboxctl take only
+					 * name=value words (too many optional
+					 * parameters for positions: a mistyped
+					 * name must not become a value) */
 };
 
 struct command {
@@ -43,7 +53,7 @@ struct command_param {
 	char	name[32];
 	bool	optional;	/* written "[name]" */
 };
-#define COMMAND_MAX_PARAMS	8
+#define COMMAND_MAX_PARAMS	16
 #define COMMAND_MAX_WORDS	4	/* words in a command name */
 
 /* The table, terminated by an entry with name == NULL. */
@@ -58,6 +68,8 @@ const struct command	*commands_find(const char *name);
  */
 cJSON			*commands_run(struct app *, const char *name,
 			    const cJSON *args, enum cmd_origin from);
+/* Whether the web takes c by POST with the admin token (mutating or CMD_POST). */
+bool			 commands_takes_body(const struct command *c);
 /* NULL if c may run for a caller on surface from, else why not (static). */
 const char		*commands_refusal(const struct command *c,
 			    enum cmd_origin from);
@@ -77,8 +89,14 @@ int			 commands_params(const struct command *c,
 const struct command	*commands_match(int argc, char *const *argv,
 			    int *used);
 /*
- * Map words onto c's parameters in order: a new JSON object owned by the
- * caller, or NULL with a message in err (a missing or an extra word).
+ * Map words onto c's parameters (the console's and cacheboxctl's form of
+ * the arguments the web API takes as a JSON object): a word
+ * "name=value" whose name is one of c's parameters binds that one; the
+ * other words fill the parameters not named, in order. So `jobs new
+ * preset=relay-lists batch_size=50` and `config set log.level debug`
+ * both work; a CMD_NAMED command refuses a word that names none of its
+ * parameters. A new JSON object owned by the caller, or NULL with a
+ * message in err (a missing, repeated, unknown or extra argument).
  */
 cJSON			*commands_build_args(const struct command *c, int argc,
 			    char *const *argv, char *err, size_t errlen);
@@ -90,6 +108,12 @@ cJSON			*commands_build_args(const struct command *c, int argc,
  */
 cJSON			*commands_config_store(struct app *, const char *key,
 			    const char *value, enum cmd_origin from);
+/*
+ * Whether reply is a refusal: an object whose only member is "error", a
+ * string. Every surface decides with this (HTTP 400, cacheboxctl's exit
+ * status, the console's "error:" line).
+ */
+bool			 commands_is_error(const cJSON *reply);
 /* A new {"error": msg} object. */
 cJSON			*commands_error(const char *fmt, ...)
 			    __attribute__((format(printf, 1, 2)));

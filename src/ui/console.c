@@ -170,7 +170,7 @@ print_reply(struct console *con, const struct command *c, const cJSON *reply)
 	const cJSON	*err = cJSON_GetObjectItemCaseSensitive(reply, "error");
 	struct buf	 text;
 
-	if (cJSON_IsString(err)) {
+	if (commands_is_error(reply)) {
 		print_error(con, err->valuestring);
 		return;
 	}

@@ -30,7 +30,7 @@ print_reply(const char *name, const cJSON *reply, int json)
 			return CTL_EXIT_FAIL;
 		printf("%s\n", text);
 		free(text);
-	} else if (cJSON_IsString(err))
+	} else if (commands_is_error(reply))
 		fprintf(stderr, "cacheboxctl: %s\n", err->valuestring);
 	else {
 		struct buf	out;
@@ -46,7 +46,7 @@ print_reply(const char *name, const cJSON *reply, int json)
 			return CTL_EXIT_FAIL;
 		}
 	}
-	return cJSON_IsString(err) ? CTL_EXIT_FAIL : 0;
+	return commands_is_error(reply) ? CTL_EXIT_FAIL : 0;
 }
 
 /* Remove every "--json" word from argv; 1 if there was one. */

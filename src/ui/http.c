@@ -364,7 +364,7 @@ admit(struct http *h, struct MHD_Connection *c, const char *method,
 	const struct command	*cmd = rq->cmd;
 	const char		*why;
 
-	if (rq->kind != HTTP_COMMAND || !(cmd->flags & CMD_MUTATING)) {
+	if (rq->kind != HTTP_COMMAND || !commands_takes_body(cmd)) {
 		if (!is_read(method)) {
 			*rc = send_405(c, "GET, HEAD");
 			return 1;
@@ -409,7 +409,7 @@ request_args(struct MHD_Connection *c, struct http_req *rq, char *err,
 	struct query	 q = { cJSON_CreateObject(), 0 };
 	cJSON		*args;
 
-	if (rq->cmd->flags & CMD_MUTATING) {
+	if (commands_takes_body(rq->cmd)) {
 		cJSON_Delete(q.obj);
 		return api_body_args(rq->cmd, (const char *)buf_rptr(&rq->body),
 		    buf_avail(&rq->body), err, errlen);
@@ -441,7 +441,7 @@ answer_command(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 		return MHD_NO;
 	if (rq->cmd->flags & CMD_MUTATING)
 		log_info("api: %s", rq->cmd->name);
-	return send_json(c, cJSON_GetObjectItemCaseSensitive(reply, "error") ?
+	return send_json(c, commands_is_error(reply) ?
 	    MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK, reply);
 }
 

@@ -5,6 +5,7 @@
  * reads "(none)"; booleans read yes/no and null "-". It only formats: it
  * never decides what a command shows.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,13 +95,18 @@ render_human(struct buf *out, const cJSON *v, const char *nl)
 	return render_value(out, v, 0, nl);
 }
 
-/* One "name params  help" line per command of a help answer. */
+/*
+ * One "name params  help" line per command of a help answer; a command
+ * that takes name=value words shows "name=value..." and lists its
+ * parameters on an indented line of their own.
+ */
 static int
 render_help(struct buf *out, const cJSON *v, const char *nl)
 {
 	const cJSON	*c;
 	char		 usage[128];
 	const char	*name, *params, *help;
+	bool		 named;
 
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(v, "commands")) {
 		name = cJSON_GetStringValue(cJSON_GetObjectItem(c, "name"));
@@ -108,9 +114,12 @@ render_help(struct buf *out, const cJSON *v, const char *nl)
 		help = cJSON_GetStringValue(cJSON_GetObjectItem(c, "help"));
 		if (name == NULL || params == NULL || help == NULL)
 			continue;
+		named = cJSON_IsTrue(cJSON_GetObjectItem(c, "named"));
 		snprintf(usage, sizeof(usage), "%s%s%s", name,
-		    *params ? " " : "", params);
-		if (buf_printf(out, "  %-28s %s%s", usage, help, nl) == -1)
+		    *params ? " " : "", named ? "name=value..." : params);
+		if (buf_printf(out, "  %-28s %s%s", usage, help, nl) == -1 ||
+		    (named && buf_printf(out, "  %-28s names: %s%s", "",
+		    params, nl) == -1))
 			return -1;
 	}
 	return 0;

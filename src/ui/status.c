@@ -14,10 +14,12 @@
 #include "relay/pool.h"
 #include "store/cursors.h"
 #include "store/events.h"
+#include "store/jobs.h"
 #include "store/relays.h"
 #include "store/store.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
+#include "sync/jobs.h"
 #include "sync/negsync.h"
 #include "sync/recovery.h"
 #include "sync/ingest.h"
@@ -218,6 +220,48 @@ add_negentropy(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(r, "registered", (double)ns->registered);
 }
 
+/*
+ * Custom jobs: how many are in each status, the events they fetched (this
+ * run of each), and the running one with its progress.
+ */
+static void
+add_jobs(cJSON *root, const struct app *app)
+{
+	struct store_jobs_summary	 sum;
+	struct store_job		 j;
+	cJSON				*o, *r;
+	int				 s;
+
+	if ((o = cJSON_AddObjectToObject(root, "jobs")) == NULL ||
+	    store_jobs_summary(app->store, &sum) == -1)
+		return;
+	for (s = 0; s < STORE_JOB_NSTATUS; s++)
+		cJSON_AddNumberToObject(o, store_job_status_name(
+		    (enum store_job_status)s), (double)sum.by_status[s]);
+	cJSON_AddNumberToObject(o, "scheduled", (double)sum.scheduled);
+	cJSON_AddNumberToObject(o, "events_fetched",
+	    (double)sum.events_fetched);
+	cJSON_AddNumberToObject(o, "events_new", (double)sum.events_new);
+	cJSON_AddNumberToObject(o, "in_flight", app->jobs != NULL ?
+	    (double)jobs_in_flight(app->jobs) : 0);
+	if (sum.running_id == 0 ||
+	    store_job_get(app->store, sum.running_id, &j) != 1) {
+		cJSON_AddNullToObject(o, "current");
+		return;
+	}
+	if ((r = cJSON_AddObjectToObject(o, "current")) != NULL) {
+		cJSON_AddNumberToObject(r, "job", (double)j.id);
+		cJSON_AddStringToObject(r, "label", j.label);
+		cJSON_AddNumberToObject(r, "batches_total",
+		    (double)j.total_batches);
+		cJSON_AddNumberToObject(r, "batches_done",
+		    (double)j.done_batches);
+		cJSON_AddNumberToObject(r, "events_fetched",
+		    (double)j.events_fetched);
+	}
+	store_job_clear(&j);
+}
+
 static void
 add_relays(cJSON *root, const struct app *app)
 {
@@ -302,6 +346,7 @@ status_json(struct app *app)
 	add_retention(root, app);
 	add_budgets(root, app);
 	add_negentropy(root, app);
+	add_jobs(root, app);
 	add_sections(root, app);
 	uplink_status_json(app->uplink, app->store, root);
 	return root;

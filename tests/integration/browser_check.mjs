@@ -2,11 +2,14 @@
 // no browser download) against a running cacheboxd: the status page must
 // show the live values of /api/status, a mutating form must work with the
 // admin token (and fail without the right one), and a screenshot is saved.
-// Usage: node browser_check.mjs BASE_URL TOKEN SCREENSHOT USER_DATA_DIR
+// The custom jobs card: a preset fills the form, its dry run is shown
+// before the job can be created, the job's progress bar reaches 100 %, and
+// another job (on a relay that never answers) is cancelled from the table.
+// Usage: node browser_check.mjs BASE_URL TOKEN SCREENSHOT USER_DATA_DIR MUTE_RELAY_URL
 // Prints "ok - ..." / "FAIL - ..." lines; exits 1 if anything failed.
 import { chromium } from 'playwright-core';
 
-const [base, token, shot, userDir] = process.argv.slice(2);
+const [base, token, shot, userDir, muteRelay] = process.argv.slice(2);
 let fails = 0;
 const ok = (d) => console.log('ok - ' + d);
 const fail = (d) => { fails++; console.log('FAIL - ' + d); };
@@ -30,6 +33,92 @@ async function settle(page, what, fromStatus, fromPage, seconds = 30) {
     await sleep(250);
   }
   return [want, got];
+}
+
+async function post(path, body) {
+  const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body),
+    headers: { 'Authorization': 'Bearer ' + token, 'Content-Type': 'application/json' } });
+  return r.json();
+}
+
+// Create a job from what the form holds: dry run first, then create; the
+// job's number from the result line.
+async function createFromForm(page) {
+  await page.click('#job-dry-run');
+  await page.waitForFunction(() => !document.querySelector('#job-dry').hidden &&
+    document.querySelector('#job-dry').textContent.includes('Dry run'), null, { timeout: 15000 });
+  const before = await page.textContent('#result').catch(() => '');
+  await page.click('#job-create');
+  await page.waitForFunction((b) => /job \d+ created/.test(document.querySelector('#result').textContent) &&
+    document.querySelector('#result').textContent !== b, before, { timeout: 15000 });
+  return Number((await page.textContent('#result')).match(/job (\d+) created/)[1]);
+}
+
+async function jobsCard(page) {
+  await page.fill('#token', token);
+  check('the jobs card is shown', await page.isVisible('#jobs-section'));
+  const presets = await page.$$eval('#job-presets button', (b) => b.map((x) => x.dataset.preset));
+  check(`five preset buttons (${presets.join(', ')})`, presets.length === 5);
+  await page.click('#job-presets button[data-preset="relay-lists"]');
+  check('the preset fills the form', await page.inputValue('#job-form input[name="kinds"]') === '10002' &&
+    await page.inputValue('#job-form select[name="authors_source"]') === 'all' &&
+    await page.inputValue('#job-form input[name="label"]') === 'Backfill relay lists');
+  check('no job without a dry run', await page.isDisabled('#job-create'));
+  await page.click('#job-dry-run');
+  await page.waitForFunction(() => !document.querySelector('#job-dry').hidden &&
+    document.querySelector('#job-dry').textContent.includes('Dry run'), null, { timeout: 15000 });
+  const dry = await page.textContent('#job-dry');
+  const api = await post('/api/jobs/dry-run', { preset: 'relay-lists' });	/* the same settings */
+  check(`the dry run is shown: ${api.batches} batches, ${api.authors} authors`,
+    dry.includes(`batches${api.batches.toLocaleString('en-US')} (authors`) &&
+    dry.includes(`authors${api.authors.toLocaleString('en-US')}`), dry);
+  check('a dry run enables the job', !(await page.isDisabled('#job-create')));
+  await page.fill('#job-form input[name="batch_size"]', '7');
+  check('a change asks for a new dry run', await page.isDisabled('#job-create'));
+  await page.fill('#job-form input[name="batch_size"]', '');
+  const id = await createFromForm(page);
+  ok(`job ${id} created from the preset`);
+  const full = await page.waitForFunction((n) => {
+    const r = document.querySelector(`#jobs tr[data-job="${n}"]`);
+    return r && parseFloat(r.querySelector('.fill').style.width) === 100 &&
+      r.dataset.status !== 'running' && r.dataset.status !== 'pending';
+  }, id, { timeout: 60000 }).then(() => true, () => false);
+  const shown = await page.$eval(`#jobs tr[data-job="${id}"]`, (r) => [r.dataset.status,
+    r.querySelector('.fill').style.width, r.children[3].textContent]);
+  const job = await api_show(id);
+  check(`its progress bar reaches 100 % (${shown.join(' ')})`, full &&
+    job.batches_done === job.batches_total && job.batches_total === api.batches &&
+    shown[0] === job.status, JSON.stringify(job));
+
+  // Another job, on a relay that accepts requests and never answers.
+  await page.evaluate(() => document.querySelector('#job-form').reset());
+  await page.fill('#job-form input[name="label"]', 'never answered');
+  await page.fill('#job-form input[name="kinds"]', '1');
+  await page.fill('#job-form textarea[name="relays"]', muteRelay);
+  const stuck = await createFromForm(page);
+  const sj = await api_show(stuck);
+  check('the form sent what it showed', sj.filter.kinds.join() === '1' && sj.batch_mode === 'none' &&
+    sj.relay_mode === 'custom' && sj.relay_list === muteRelay, JSON.stringify(sj));
+  const running = await page.waitForFunction((n) =>
+    document.querySelector(`#jobs tr[data-job="${n}"]`)?.dataset.status === 'running', stuck,
+  { timeout: 30000 }).then(() => true, () => false);
+  check(`job ${stuck} runs (and waits for its relay)`, running);
+  await page.click(`#jobs tr[data-job="${stuck}"] button[data-action="cancel"]`);
+  const cancelled = await page.waitForFunction((n) =>
+    document.querySelector(`#jobs tr[data-job="${n}"]`)?.dataset.status === 'cancelled', stuck,
+  { timeout: 15000 }).then(() => true, () => false);
+  check(`cancelled from the table (API: ${(await api_show(stuck)).status})`, cancelled &&
+    (await api_show(stuck)).status === 'cancelled');
+  await page.click(`#jobs tr[data-job="${stuck}"] button[data-action="details"]`);
+  await page.waitForFunction(() => !document.querySelector('#job-detail').hidden &&
+    document.querySelector('#job-detail tbody tr'), null, { timeout: 15000 });
+  const detail = await page.textContent('#job-detail');
+  check('the detail view lists its batches with relay and status',
+    detail.includes(muteRelay) && detail.includes('cancelled'), detail);
+}
+
+async function api_show(id) {
+  return api(`/api/jobs/show?job=${id}`);
 }
 
 const ctx = await chromium.launchPersistentContext(userDir, {
@@ -106,6 +195,10 @@ try {
   check('right token: config set took effect (via the API)', after.value === '321' && after.source === 'database',
     JSON.stringify(after));
   check('token kept in sessionStorage', await page.evaluate(() => sessionStorage.getItem('cachebox.token')) === token);
+
+  errors.length = 0;	// the wrong token's 401 above was logged on purpose
+  await jobsCard(page);
+  check('no script or load errors after the jobs card', errors.length === 0, errors.join('; '));
 
   check('no request left the box', foreign.length === 0, foreign.join(' '));
   await page.fill('#token', '');

@@ -84,6 +84,94 @@ test_match_and_args(void **state)
 	assert_null(commands_match(1, w3, &used));
 }
 
+/* name=value words bind by name; the rest fill the others in order. */
+static void
+test_named_args(void **state)
+{
+	char			*w1[] = { "value=debug", "log.level" };
+	char			*w2[] = { "role=custom", "ws://h" };
+	char			*w3[] = { "key=a", "key=b", "c" };
+	char			*w4[] = { "value=x" };
+	char			*w5[] = { "ws://h?role=x" };
+	char			 err[256];
+	const struct command	*c = commands_find("config set");
+	cJSON			*a;
+
+	assert_non_null(a = commands_build_args(c, 2, w1, err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "key")->valuestring,
+	    "log.level");
+	assert_string_equal(cJSON_GetObjectItem(a, "value")->valuestring,
+	    "debug");
+	cJSON_Delete(a);
+	assert_null(commands_build_args(c, 3, w3, err, sizeof(err)));
+	assert_string_equal(err, "config set: key given twice");
+	assert_null(commands_build_args(c, 1, w4, err, sizeof(err)));
+	assert_string_equal(err, "config set: missing key");
+
+	c = commands_find("relays add");
+	assert_non_null(a = commands_build_args(c, 2, w2, err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "url")->valuestring,
+	    "ws://h");
+	assert_string_equal(cJSON_GetObjectItem(a, "role")->valuestring,
+	    "custom");
+	cJSON_Delete(a);
+	/* '=' inside a value whose prefix names no parameter is a value */
+	assert_non_null(a = commands_build_args(c, 1, w5, err, sizeof(err)));
+	assert_string_equal(cJSON_GetObjectItem(a, "url")->valuestring,
+	    "ws://h?role=x");
+	assert_null(cJSON_GetObjectItem(a, "role"));
+	cJSON_Delete(a);
+
+	/* a command of many optional parameters takes name=value only */
+	c = commands_find("jobs new");
+	assert_true(c->flags & CMD_NAMED);
+	{
+		char	*w6[] = { "kinds=0", "preset=relay-lists",
+			    "batch_size=50" };
+		char	*w7[] = { "kinds=0", "colour=red" };
+		char	*w8[] = { "relay-lists" };
+
+		assert_non_null(a = commands_build_args(c, 3, w6, err,
+		    sizeof(err)));
+		assert_string_equal(cJSON_GetObjectItem(a, "preset")->valuestring,
+		    "relay-lists");
+		assert_string_equal(cJSON_GetObjectItem(a,
+		    "batch_size")->valuestring, "50");
+		cJSON_Delete(a);
+		assert_null(commands_build_args(c, 2, w7, err, sizeof(err)));
+		assert_true(strncmp(err, "jobs new: 'colour=red' is not "
+		    "name=value with one of: [label] [kinds]", 58) == 0);
+		assert_null(commands_build_args(c, 1, w8, err, sizeof(err)));
+		assert_true(strncmp(err, "jobs new: 'relay-lists' is not", 30) ==
+		    0);
+	}
+	assert_false(commands_takes_body(commands_find("jobs show")));
+	assert_true(commands_takes_body(commands_find("jobs dry-run")));
+	assert_false(commands_find("jobs dry-run")->flags & CMD_MUTATING);
+	assert_true(commands_takes_body(commands_find("jobs cancel")));
+}
+
+/* A refusal is {"error": text} alone; an "error" beside others is data. */
+static void
+test_is_error(void **state)
+{
+	cJSON	*r = commands_error("no %s", "way"), *o;
+
+	assert_true(commands_is_error(r));
+	assert_string_equal(cJSON_GetObjectItem(r, "error")->valuestring,
+	    "no way");
+	cJSON_Delete(r);
+	o = cJSON_Parse("{\"job\":3,\"error\":\"2 batches failed\"}");
+	assert_false(commands_is_error(o));
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"error\":null}");
+	assert_false(commands_is_error(o));
+	cJSON_Delete(o);
+	o = cJSON_Parse("{}");
+	assert_false(commands_is_error(o));
+	cJSON_Delete(o);
+}
+
 /* ---- API arguments ----------------------------------------------------- */
 
 static cJSON *
@@ -306,6 +394,19 @@ test_render(void **state)
 	    "  [0]\r\n    x: y\r\ne:\r\n  (none)\r\nf:\r\n  s\r\ng: 1.5\r\n");
 	buf_free(&out);
 	cJSON_Delete(v);
+
+	/* help: a command of name=value words lists its names apart */
+	v = cJSON_Parse("{\"commands\":[{\"name\":\"jobs show\",\"params\":"
+	    "\"job\",\"help\":\"one\",\"named\":false},{\"name\":\"jobs new\","
+	    "\"params\":\"[label] [kinds]\",\"help\":\"plan\",\"named\":true}]}");
+	buf_init(&out, 4096);
+	assert_int_equal(render_answer(&out, "help", v, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "  jobs show job                one\n"
+	    "  jobs new name=value...       plan\n"
+	    "                               names: [label] [kinds]\n");
+	buf_free(&out);
+	cJSON_Delete(v);
 }
 
 int
@@ -314,6 +415,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_match_and_args),
+		cmocka_unit_test(test_named_args),
+		cmocka_unit_test(test_is_error),
 		cmocka_unit_test(test_body_args),
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_metrics),

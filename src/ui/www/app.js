@@ -199,13 +199,228 @@ async function drawDeadLetters() {
   }
 }
 
+// ---- custom jobs ------------------------------------------------------------
+// The seed's form: preset buttons fill it, a dry run (POST /api/jobs/dry-run) shows
+// what the job would do, and "Create job" sends the very settings that dry
+// run saw. The table polls /api/jobs/list; a detail view shows a job's
+// unfinished batches with their reasons.
+
+let dryKey = null;		// the form's settings of the last good dry run
+let detailJob = null;		// the job whose detail view is open
+
+function jobArgs() {
+  const body = {};
+  for (const e of $('#job-form').elements) {
+    if (!e.name) continue;
+    if (e.type === 'checkbox') { body[e.name] = e.checked ? 'true' : 'false'; continue; }
+    const v = e.value.trim();
+    if (v !== '') body[e.name] = v;
+  }
+  // A typed list speaks for itself: a manual source, a custom relay mode.
+  if (body.authors_source === 'none') delete body.authors_source;
+  if (body.relay_mode === 'bootstrap') delete body.relay_mode;
+  return body;
+}
+
+async function postCommand(name, body) {
+  const r = await fetch(apiPath(name), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Authorization': 'Bearer ' + $('#token').value },
+    body: JSON.stringify(body),
+  });
+  const answer = await r.json();
+  return { ok: r.ok, answer };
+}
+
+function formChanged() {
+  const same = dryKey !== null && JSON.stringify(jobArgs()) === dryKey;
+  $('#job-create').disabled = !same;
+}
+
+function drawDry(a) {
+  const box = $('#job-dry');
+  box.hidden = false;
+  box.classList.remove('error');
+  const items = a.batch_mode === 'ids' ? ['ids', a.ids, a.ids_first] :
+    a.batch_mode === 'authors' ? ['authors', a.authors, a.authors_first] : null;
+  const facts = [
+    ['batches', fmtInt(a.batches) + ' (' + a.batch_mode + (a.batch_mode === 'none' ? ': a time window, one per relay' : ', ' + a.batch_size + ' per batch') + ')'],
+    ['requests', fmtInt(a.requests) + ' first requests (each batch then pages on until its relay has nothing older)'],
+    ['estimated', fmtDuration(a.estimated_s) + ' at ' + a.pace_ms + ' ms between requests to one relay'],
+    ['relays', (a.relays || []).map((r) => r.url + ' (' + r.batches + ')').join(', ') || 'none'],
+  ];
+  if (items) facts.splice(1, 0, [items[0], fmtInt(items[1]) + ((items[2] || []).length ? ': ' + items[2].join(', ') + (items[1] > items[2].length ? ', …' : '') : '')]);
+  if (a.every) facts.push(['repeats', 'every ' + a.every]);
+  box.replaceChildren(el('b', { text: 'Dry run: nothing was sent or stored.' }),
+    el('dl', { class: 'kv' }, ...facts.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
+    ...(a.warnings || []).map((w) => el('p', { class: 'warn-text', text: '⚠ ' + w })));
+}
+
+function dryError(msg) {
+  const box = $('#job-dry');
+  box.hidden = false;
+  box.classList.add('error');
+  box.textContent = msg;
+}
+
+async function dryRun() {
+  const body = jobArgs();
+  dryKey = null;
+  formChanged();
+  try {
+    const { ok, answer } = await postCommand('jobs dry-run', body);
+    if (!ok) return dryError(answer.error || 'refused');
+    drawDry(answer);
+    dryKey = JSON.stringify(body);
+    formChanged();
+  } catch (e) {
+    dryError(e.message);
+  }
+}
+
+async function createJob(ev) {
+  ev.preventDefault();
+  const body = jobArgs();
+  if (JSON.stringify(body) !== dryKey) return dryError('run a dry run of these settings first');
+  try {
+    const { ok, answer } = await postCommand('jobs new', body);
+    if (!ok) return dryError(answer.error || 'refused');
+    showResult('jobs new: job ' + answer.job + ' created with ' + answer.batches + ' batches', false);
+    dryKey = null;
+    formChanged();
+    await drawJobs();
+  } catch (e) {
+    dryError(e.message);
+  }
+}
+
+function applyPreset(p) {
+  const f = $('#job-form');
+  f.reset();
+  // The button only fills the form: what is sent is what the form shows.
+  f.elements.label.value = p.title;
+  f.elements.kinds.value = p.kinds;
+  f.elements.authors_source.value = p.authors_source;
+  f.elements.only_missing_kind0.checked = p.only_missing_kind0 === 'true';
+  f.elements.relay_mode.value = p.relay_mode;
+  $('#job-dry').hidden = true;
+  dryKey = null;
+  formChanged();
+}
+
+function jobStateClass(s) {
+  return { complete: 'ok', running: 'warn', pending: 'warn', incomplete: 'warn', failed: 'bad' }[s] || '';
+}
+
+function ago(t) {
+  return typeof t === 'number' ? fmtDuration(Math.max(0, Math.round(Date.now() / 1000 - t))) + ' ago' : '–';
+}
+
+async function jobAction(name, id) {
+  try {
+    const { ok, answer } = await postCommand(name, { job: String(id) });
+    showResult(name + ' ' + id + ': ' + (ok ? 'done' : answer.error || 'refused'), !ok);
+    await drawJobs();
+  } catch (e) {
+    showResult(name + ': ' + e.message, true);
+  }
+}
+
+function jobRow(j) {
+  const pct = j.batches_total > 0 ? 100 * j.batches_done / j.batches_total : (j.status === 'complete' ? 100 : 0);
+  const fill = el('div', { class: 'fill' + (pct >= 100 ? ' done' : '') });
+  fill.style.width = pct.toFixed(1) + '%';
+  const actions = el('td', {});
+  const button = (label, action, cls) => {
+    const b = el('button', { type: 'button', 'data-action': action, class: cls || '', text: label });
+    b.addEventListener('click', () => action === 'details' ? showDetail(j.job) : jobAction('jobs ' + action, j.job));
+    actions.append(b);
+  };
+  if (j.status === 'pending' || j.status === 'running' || j.next_run_at) button('Cancel', 'cancel');
+  if (j.status === 'failed' || j.status === 'cancelled') button('Retry', 'retry');
+  button('Details', 'details', 'secondary');
+  return el('tr', { 'data-job': String(j.job), 'data-status': j.status },
+    el('td', { class: 'num', text: String(j.job) }),
+    el('td', { text: j.label }),
+    el('td', { class: 'url', text: j.summary }),
+    el('td', {}, el('div', { class: 'small', text: fmtInt(j.batches_done) + ' / ' + fmtInt(j.batches_total) + ' batches' }),
+      el('div', { class: 'bar' }, fill)),
+    el('td', { class: 'num', text: fmtInt(j.events_fetched) }),
+    el('td', { class: 'status' }, el('span', { class: 'badge ' + jobStateClass(j.status), text: j.status + (j.every ? ' · every ' + j.every : '') })),
+    el('td', { text: ago(j.started_at) }),
+    actions);
+}
+
+async function drawJobs() {
+  if (!hasCommand('jobs list')) return;
+  $('#jobs-section').hidden = false;
+  try {
+    const jobs = (await getJSON(apiPath('jobs list'))).jobs || [];
+    $('#job-count').textContent = '(' + jobs.length + ')';
+    $('#jobs tbody').replaceChildren(...(jobs.length ? jobs.map(jobRow) :
+      [el('tr', {}, el('td', { class: 'empty', colspan: '8', text: 'no jobs yet' }))]));
+    if (detailJob !== null) await showDetail(detailJob);
+  } catch (e) {
+    $('#jobs tbody').replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: '8', text: e.message })));
+  }
+}
+
+async function showDetail(id) {
+  const box = $('#job-detail');
+  detailJob = id;
+  try {
+    const j = await getJSON(apiPath('jobs show') + '?job=' + id);
+    const counts = Object.entries(j.batch_counts || {}).filter(([, n]) => n > 0).map(([k, n]) => n + ' ' + k).join(', ');
+    const close = el('button', { type: 'button', class: 'secondary', text: 'Close' });
+    close.addEventListener('click', () => { detailJob = null; box.hidden = true; });
+    const rows = (j.batches || []).map((b) => el('tr', { 'data-batch': String(b.index) },
+      el('td', { class: 'num', text: String(b.index) }),
+      el('td', { class: 'url', text: b.relay }),
+      el('td', {}, el('span', { class: 'badge ' + jobStateClass(b.status), text: b.status })),
+      el('td', { class: 'err', text: b.reason || '' }),
+      el('td', { class: 'num', text: String(b.attempts) }),
+      el('td', { class: 'num', text: fmtInt(b.pages) }),
+      el('td', { class: 'num', text: fmtInt(b.events_fetched) })));
+    box.hidden = false;
+    box.replaceChildren(
+      el('div', { class: 'row' }, el('h3', { text: 'Job ' + j.job + ': ' + j.label + ' — ' + j.status }), close),
+      el('p', { class: 'quiet', text: j.summary + ' · ' + counts + (j.every ? ' · every ' + j.every : '') }),
+      ...(j.error ? [el('p', { class: 'err', text: j.error })] : []),
+      rows.length ? el('table', {},
+        el('thead', {}, el('tr', {}, ...['batch', 'relay', 'status', 'reason', 'attempts', 'pages', 'events'].map((h) => el('th', { text: h })))),
+        el('tbody', {}, ...rows)) : el('p', { class: 'quiet', text: 'every batch complete' }));
+  } catch (e) {
+    box.hidden = false;
+    box.textContent = e.message;
+  }
+}
+
+async function setupJobs() {
+  if (!hasCommand('jobs new')) return;
+  $('#jobs-section').hidden = false;
+  try {
+    for (const p of (await getJSON(apiPath('jobs presets'))).presets || []) {
+      const b = el('button', { type: 'button', 'data-preset': p.name, text: p.title });
+      b.addEventListener('click', () => applyPreset(p));
+      $('#job-presets').append(b);
+    }
+  } catch (e) {
+    $('#job-presets').append(el('span', { class: 'quiet', text: e.message }));
+  }
+  const f = $('#job-form');
+  f.addEventListener('input', formChanged);
+  f.addEventListener('change', formChanged);
+  f.addEventListener('submit', createJob);
+  $('#job-dry-run').addEventListener('click', dryRun);
+}
+
 async function refresh() {
   try {
     const st = await getJSON('/api/status');
     drawHeader(st);
     drawCards(st);
     drawRelays(st.relays || []);
-    await Promise.all([drawAuthors(), drawDeadLetters(), drawRecovery(st)]);
+    await Promise.all([drawAuthors(), drawDeadLetters(), drawRecovery(st), drawJobs()]);
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (e) {
     $('#updated').textContent = 'no answer: ' + e.message;
@@ -272,7 +487,10 @@ async function setup() {
   token.addEventListener('input', () => sessionStorage.setItem(TOKEN_KEY, token.value));
   try {
     commands = (await getJSON('/api/help')).commands || [];
-    $('#forms').replaceChildren(...commands.filter((c) => c.mutating && !c.console_only).map(buildForm));
+    // Jobs have a card of their own.
+    $('#forms').replaceChildren(...commands.filter((c) => c.mutating && !c.console_only &&
+      !c.name.startsWith('jobs ')).map(buildForm));
+    await setupJobs();
     const keys = (await getJSON('/api/config/list')).config || [];
     $('#config-keys').replaceChildren(...keys.map((k) => el('option', { value: k.key })));
   } catch (e) {

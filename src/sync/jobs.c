@@ -1,0 +1,1565 @@
+/*
+ * jobs.c — the custom backfill planner (jobs.h): planning a job into
+ * batches, and running the one job whose turn it is, batch by batch on
+ * all its relays at once, each batch a paged drain inside the run's
+ * window.
+ *
+ * A step is one batch on its relay; it keeps its filter (the batch's
+ * authors or ids, read from the job's list when it starts, and the
+ * shared conditions) and the counters of the page in flight, nothing of
+ * the events themselves. At EOSE the page's verdict (drain_page_verdict)
+ * is written with the page's events, in ingest's open batch. A request
+ * the relay drops mid-page is sent again by the pool; the step notices
+ * (pool_sub_resent) and counts that page afresh.
+ *
+ * Hazards: a relay that lies about until would loop a naive pager on its
+ * newest page, and one that caps silently below the limit would make
+ * "fewer than asked" look like the end; only "nothing older came" ends a
+ * batch. This module never writes a cursor outside ingest's batch when a
+ * page moved it, never frees a step inside a pool callback except after
+ * closing its subscription (the pool then calls nothing on it), and never
+ * removes a relay from the pool (the other planners may hold requests on
+ * it).
+ */
+#include <sys/queue.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/backoff.h"
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/hex.h"
+#include "core/json.h"
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "nostr/filter.h"
+#include "relay/pool.h"
+#include "store/events.h"
+#include "store/follows.h"
+#include "store/jobs.h"
+#include "store/store.h"
+#include "sync/drain.h"
+#include "sync/follow.h"
+#include "sync/ingest.h"
+#include "sync/job_spec.h"
+#include "sync/jobs.h"
+#include "sync/subs.h"
+
+#define JOBS_DUE_PER_TICK	8	/* scheduled jobs planned again per tick */
+
+struct jrelay;
+
+struct jstep {
+	TAILQ_ENTRY(jstep)	 entry;
+	struct jrelay		*jr;
+	struct store_job_batch	 b;
+	struct pool_sub		*sub;
+	struct filter		 f;		/* asked; until and limit per page */
+	struct drain_page	 page;
+	int64_t			 fetched;	/* the batch's events so far */
+	uint64_t		 timer;		/* timeout, or the next page */
+	uint64_t		 last_ms;	/* monotonic, last sign of life */
+	unsigned		 resent;
+	bool			 failed;	/* the store refused an event */
+	uint64_t		 lost_at_start;	/* ingest's lost batches then */
+};
+TAILQ_HEAD(jstep_list, jstep);
+
+struct jrelay {
+	TAILQ_ENTRY(jrelay)	 entry;
+	struct jobs		*j;
+	char			*url;
+	struct jstep_list	 steps;
+	size_t			 nsteps;
+	int64_t			 largest_page;	/* cap seen on this relay */
+	uint64_t		 pump_timer;
+};
+TAILQ_HEAD(jrelay_list, jrelay);
+
+struct jobs {
+	struct loop		*loop;
+	struct pool		*pool;
+	struct ingest		*ing;
+	struct store		*st;
+	const struct config	*cfg;
+	struct follow		*follow;
+	struct jrelay_list	 relays;	/* of the running job */
+	size_t			 nsteps;
+	int64_t			 active;	/* the running job, 0: none */
+	char			*filter_json;	/* its shared filter */
+	enum store_job_mode	 mode;
+	int64_t			 since;		/* its run's window; -1: none */
+	int64_t			 until;
+	int64_t			 user_limit;	/* newest events per batch; 0 */
+	uint64_t		 tick_timer;
+	uint64_t		 check_timer;
+	bool			 (*held)(void *);
+	void			*held_arg;
+};
+
+static void	jrelay_kick(struct jrelay *, uint64_t delay_ms);
+static void	check_soon(struct jobs *);
+static void	step_send(struct jstep *);
+
+static int64_t
+wall_ms(void)
+{
+	return clock_wall_s() * 1000;
+}
+
+/* ---- planning --------------------------------------------------------- */
+
+/* The relays a plan asks, by URL. */
+struct urls {
+	char	**v;
+	size_t	  n;
+};
+
+static void
+urls_free(struct urls *u)
+{
+	sync_urls_free(u->v, u->n);
+	memset(u, 0, sizeof(*u));
+}
+
+static int
+urls_add(struct urls *u, const char *url)
+{
+	char	**grown;
+	size_t	  i;
+
+	for (i = 0; i < u->n; i++)
+		if (strcmp(u->v[i], url) == 0)
+			return 0;
+	if ((grown = realloc(u->v, (u->n + 1) * sizeof(*u->v))) == NULL)
+		return -1;
+	u->v = grown;
+	if ((u->v[u->n] = strdup(url)) == NULL)
+		return -1;
+	u->n++;
+	return 0;
+}
+
+/* The bootstrap relays, at most JOBS_MAX_RELAYS. */
+static void
+boot_urls(const struct jobs *j, struct urls *u)
+{
+	u->n = sync_urls_parse(config_get(j->cfg, "relays.bootstrap"), &u->v);
+	while (u->n > JOBS_MAX_RELAYS)
+		free(u->v[--u->n]);
+}
+
+/* What cutting a job into batches needs, from a spec or a job row. */
+struct cut {
+	struct jobs		*j;
+	int64_t			 job;
+	enum store_job_mode	 mode;
+	enum store_job_relays	 relay_mode;
+	int64_t			 batch_size;
+	int64_t			 items;
+	struct urls		 relays;	/* asked (outbox: the bootstrap) */
+	int64_t			 index;		/* next batch index */
+	int64_t			*per_relay;	/* batches per relays.v / plan */
+};
+
+/* The write relays of a job's authors, most shared first. */
+struct oplan {
+	struct urls	 urls;		/* planned outbox, then bootstrap */
+	size_t		 nout;		/* of which outbox */
+	int64_t		*per_relay;
+};
+
+static int
+oplan_add(const char *url, int64_t authors, void *arg)
+{
+	struct oplan	*op = arg;
+
+	(void)authors;
+	return urls_add(&op->urls, url) == -1 ? 1 : 0;
+}
+
+struct author_pick {
+	const struct oplan	*op;
+	size_t			 idx[STORE_AUTHOR_RELAYS_MAX];
+	size_t			 n;
+};
+
+static int
+pick_relay(const uint8_t pk[32], const struct store_author_relay *ar,
+    void *arg)
+{
+	struct author_pick	*ap = arg;
+	size_t			 i;
+
+	(void)pk;
+	if (!ar->write || ap->n >= STORE_AUTHOR_RELAYS_MAX)
+		return 0;
+	for (i = 0; i < ap->op->nout; i++)
+		if (strcmp(ap->op->urls.v[i], ar->url) == 0) {
+			ap->idx[ap->n++] = i;
+			break;
+		}
+	return 0;
+}
+
+static int
+idx_cmp(const void *a, const void *b)
+{
+	size_t	x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Add one batch of items [lo, hi) on relay r (mask NULL: all of them). */
+static int
+cut_add(struct cut *c, int64_t lo, int64_t hi, const uint8_t *mask,
+    int64_t count, size_t r, const char *url, int64_t *per_relay)
+{
+	if (store_job_batch_add(c->j->st, c->job, c->index++, lo, hi, mask,
+	    mask != NULL ? (size_t)(hi - lo + 7) / 8 : 0, count, url) == -1)
+		return -1;
+	per_relay[r]++;
+	return 0;
+}
+
+/*
+ * One chunk of authors in outbox mode: each author on at most
+ * JOBS_OUTBOX_PER_AUTHOR of its planned write relays (most shared
+ * first), or on the bootstrap relays when it has none; one batch per
+ * relay with a mask of the chunk's authors it asks.
+ */
+static int
+cut_outbox_chunk(struct cut *c, struct oplan *op, int64_t lo, int64_t hi,
+    uint8_t (*items)[32], uint8_t *masks, int64_t *counts)
+{
+	struct author_pick	 ap = { .op = op };
+	size_t			 mlen = JOBS_BATCH_SIZE_MAX / 8 + 1, r, k;
+	int64_t			 i, n = hi - lo;
+
+	memset(masks, 0, op->urls.n * mlen);
+	memset(counts, 0, op->urls.n * sizeof(*counts));
+	if (store_job_items_read(c->j->st, c->job, lo, hi, items) != n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		ap.n = 0;
+		if (store_author_relays_each(c->j->st, items[i], pick_relay,
+		    &ap) == -1)
+			return -1;
+		qsort(ap.idx, ap.n, sizeof(ap.idx[0]), idx_cmp);
+		if (ap.n > JOBS_OUTBOX_PER_AUTHOR)
+			ap.n = JOBS_OUTBOX_PER_AUTHOR;
+		if (ap.n == 0)
+			for (r = op->nout; r < op->urls.n; r++)
+				ap.idx[ap.n++] = r;
+		for (k = 0; k < ap.n; k++) {
+			masks[ap.idx[k] * mlen + (size_t)i / 8] |=
+			    (uint8_t)(1u << (i % 8));
+			counts[ap.idx[k]]++;
+		}
+	}
+	for (r = 0; r < op->urls.n; r++)
+		if (counts[r] > 0 && cut_add(c, lo, hi, counts[r] == n ? NULL :
+		    masks + r * mlen, counts[r], r, op->urls.v[r],
+		    op->per_relay) == -1)
+			return -1;
+	return 0;
+}
+
+/* Outbox mode over the whole list. The plan's relays end up in *op. */
+static int
+cut_outbox(struct cut *c, struct oplan *op)
+{
+	uint8_t		(*items)[32] = NULL, *masks = NULL;
+	int64_t		*counts = NULL, lo;
+	size_t		 i;
+	int		 rc = -1;
+
+	if (store_job_write_relays(c->j->st, c->job, JOBS_MAX_RELAYS,
+	    oplan_add, op) == -1)
+		return -1;
+	op->nout = op->urls.n;
+	for (i = 0; i < c->relays.n; i++)
+		if (urls_add(&op->urls, c->relays.v[i]) == -1)
+			return -1;
+	if (op->urls.n == 0)
+		return 0;
+	items = calloc((size_t)c->batch_size, 32);
+	masks = calloc(op->urls.n, JOBS_BATCH_SIZE_MAX / 8 + 1);
+	counts = calloc(op->urls.n, sizeof(*counts));
+	op->per_relay = calloc(op->urls.n, sizeof(*op->per_relay));
+	if (items == NULL || masks == NULL || counts == NULL ||
+	    op->per_relay == NULL)
+		goto out;
+	for (lo = 0; lo < c->items; lo += c->batch_size)
+		if (cut_outbox_chunk(c, op, lo, lo + c->batch_size > c->items ?
+		    c->items : lo + c->batch_size, items, masks, counts) == -1)
+			goto out;
+	rc = 0;
+out:
+	free(items);
+	free(masks);
+	free(counts);
+	return rc;
+}
+
+/*
+ * Cut the job's batches: a time window is one batch per relay; a list is
+ * chunks of batch_size, each on every relay (chunk by chunk, so all
+ * relays work on the first chunk first), or on its authors' relays in
+ * outbox mode. The relays and their batch counts go to out.
+ */
+static int
+cut_batches(struct cut *c, struct jobs_plan *out)
+{
+	struct oplan	 op = { 0 };
+	struct urls	*u = &c->relays;
+	int64_t		*per, lo, hi;
+	size_t		 r;
+	int		 rc = -1;
+
+	c->index = 0;
+	if (c->mode == STORE_JOB_MODE_AUTHORS &&
+	    c->relay_mode == STORE_JOB_RELAYS_OUTBOX) {
+		if (cut_outbox(c, &op) == -1)
+			goto out;
+		u = &op.urls;
+		per = op.per_relay;
+	} else {
+		if ((per = c->per_relay = calloc(u->n + 1, sizeof(*per))) ==
+		    NULL)
+			goto out;
+		for (lo = 0; c->mode == STORE_JOB_MODE_NONE ? lo == 0 :
+		    lo < c->items; lo += c->batch_size) {
+			hi = c->mode == STORE_JOB_MODE_NONE ? 0 :
+			    lo + c->batch_size > c->items ? c->items :
+			    lo + c->batch_size;
+			for (r = 0; r < u->n; r++)
+				if (cut_add(c, lo, hi, NULL, hi - lo, r, u->v[r],
+				    per) == -1)
+					goto out;
+			if (c->mode == STORE_JOB_MODE_NONE)
+				break;
+		}
+	}
+	if (out != NULL && (out->relays = calloc(u->n + 1,
+	    sizeof(*out->relays))) != NULL)
+		for (r = 0; r < u->n; r++) {
+			if (per == NULL || per[r] == 0 ||
+			    (out->relays[out->nrelays].url = strdup(u->v[r])) ==
+			    NULL)
+				continue;
+			out->relays[out->nrelays++].batches = per[r];
+		}
+	rc = 0;
+out:
+	free(op.per_relay);
+	urls_free(&op.urls);
+	free(c->per_relay);
+	c->per_relay = NULL;
+	return rc;
+}
+
+/*
+ * The relays a job asks outside outbox mode (and the fallback of outbox
+ * mode): the bootstrap relays, or its custom list (comma-separated).
+ */
+static void
+job_urls(const struct jobs *j, enum store_job_relays mode, const char *custom,
+    struct urls *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (mode == STORE_JOB_RELAYS_CUSTOM)
+		u->n = sync_urls_parse(custom, &u->v);
+	else
+		boot_urls(j, u);
+}
+
+/* Items typed in a spec into the job's list; with missing_kind0 filtered. */
+static int64_t
+items_typed(struct jobs *j, int64_t job, uint8_t (*v)[32], size_t n,
+    bool missing_kind0)
+{
+	int64_t	seq = 0;
+	size_t	i;
+	int	has;
+
+	for (i = 0; i < n; i++) {
+		if (missing_kind0 && (has = store_event_newest(j->st, v[i], 0,
+		    NULL, NULL)) != 0) {
+			if (has == -1)
+				return -1;
+			continue;
+		}
+		if (store_job_item_add(j->st, job, seq++, v[i]) == -1)
+			return -1;
+	}
+	return seq;
+}
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Resolve a store source into the job's list; -1 with err past the limit. */
+static int64_t
+items_resolve(struct jobs *j, int64_t job, enum store_job_source src,
+    bool missing_kind0, char *err, size_t errlen)
+{
+	int64_t	n;
+
+	n = store_job_items_resolve(j->st, job, src, missing_kind0,
+	    JOBS_MAX_ITEMS);
+	if (n < 0)
+		return fail(err, errlen, "authors_source: the store failed");
+	if (n > JOBS_MAX_ITEMS)
+		return fail(err, errlen, "authors_source: %s names more than "
+		    "the limit of %d authors", store_job_source_name(src),
+		    JOBS_MAX_ITEMS);
+	return n;
+}
+
+/* The plan's figures once its batches are cut. */
+static void
+plan_figures(struct jobs *j, struct jobs_plan *out, int64_t job)
+{
+	int64_t	most = 0, n;
+	size_t	r;
+
+	out->requests = out->batches;
+	out->pace_ms = config_get_int(j->cfg, "backfill.pace_ms");
+	for (r = 0; r < out->nrelays; r++)
+		if (out->relays[r].batches > most)
+			most = out->relays[r].batches;
+	/* Requests to one relay are paced one after the other; relays work
+	 * in parallel: the busiest relay sets the time. */
+	out->estimated_s = (most * out->pace_ms + 999) / 1000;
+	n = out->items < JOBS_PREVIEW_ITEMS ? out->items : JOBS_PREVIEW_ITEMS;
+	if (n > 0 && store_job_items_read(j->st, job, 0, n, out->preview) == n)
+		out->npreview = (size_t)n;
+}
+
+void
+jobs_plan_free(struct jobs_plan *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nrelays; i++)
+		free(p->relays[i].url);
+	free(p->relays);
+	free(p->filter_json);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The spec's shared filter as JSON into a new string. */
+static char *
+shared_json(const struct job_spec *spec)
+{
+	struct buf	 b;
+	char		*s = NULL;
+
+	buf_init(&b, JOBS_FILTER_MAX_BYTES);
+	if (filter_to_json(&spec->shared, &b) == 0)
+		s = strdup(buf_cstr(&b));
+	buf_free(&b);
+	return s;
+}
+
+/* Everything of jobs_create inside its transaction; custom: the relays. */
+static int
+create_rows(struct jobs *j, const struct job_spec *spec, const char *by,
+    const char *custom, struct jobs_plan *out, char *err, size_t errlen)
+{
+	struct store_job	 row = { 0 };
+	struct cut		 c = { .j = j };
+	snprintf(row.label, sizeof(row.label), "%s", spec->label);
+	snprintf(row.preset, sizeof(row.preset), "%s", spec->preset);
+	snprintf(row.created_by, sizeof(row.created_by), "%s", by);
+	row.filter_json = out->filter_json;
+	row.source = spec->source;
+	row.missing_kind0 = spec->missing_kind0;
+	row.mode = spec->mode;
+	row.batch_size = spec->batch_size;
+	row.relay_mode = spec->relay_mode;
+	row.relay_list = (char *)custom;
+	row.created_at = clock_wall_s();
+	row.every_s = spec->every_s;
+	row.run_since = -1;
+	if ((c.job = store_job_insert(j->st, &row)) == -1)
+		return fail(err, errlen, "jobs: the store failed");
+	if (spec->source == STORE_JOB_SRC_MANUAL)
+		c.items = items_typed(j, c.job, spec->authors, spec->nauthors,
+		    spec->missing_kind0);
+	else if (spec->mode == STORE_JOB_MODE_IDS)
+		c.items = items_typed(j, c.job, spec->ids, spec->nids, false);
+	else if (spec->source != STORE_JOB_SRC_NONE)
+		c.items = items_resolve(j, c.job, spec->source,
+		    spec->missing_kind0, err, errlen);
+	if (c.items < 0)
+		return err[0] ? -1 : fail(err, errlen, "jobs: the store failed");
+	c.mode = spec->mode;
+	c.relay_mode = spec->relay_mode;
+	c.batch_size = spec->batch_size;
+	job_urls(j, spec->relay_mode, custom, &c.relays);
+	if (c.relays.n == 0) {
+		urls_free(&c.relays);
+		return fail(err, errlen, "relay_mode: no relay to ask (%s)",
+		    spec->relay_mode == STORE_JOB_RELAYS_CUSTOM ? "relays is "
+		    "empty" : "relays.bootstrap is empty");
+	}
+	if (cut_batches(&c, out) == -1 ||
+	    store_job_planned(j->st, c.job, c.items, c.index) == -1) {
+		urls_free(&c.relays);
+		return fail(err, errlen, "jobs: the store failed");
+	}
+	urls_free(&c.relays);
+	out->job = c.job;
+	out->mode = spec->mode;
+	out->items = c.items;
+	out->batches = c.index;
+	plan_figures(j, out, c.job);
+	return 0;
+}
+
+static int
+create_in_tx(struct jobs *j, const struct job_spec *spec, const char *by,
+    struct jobs_plan *out, char *err, size_t errlen)
+{
+	struct buf	list;
+	size_t		i;
+	int		rc;
+
+	buf_init(&list, JOBS_MAX_RELAYS * (URL_MAX_BYTES + 1));
+	for (i = 0; i < spec->nrelays; i++)
+		(void)buf_printf(&list, "%s%s", i ? "," : "", spec->relays[i]);
+	rc = create_rows(j, spec, by, buf_cstr(&list), out, err, errlen);
+	buf_free(&list);
+	return rc;
+}
+
+int
+jobs_create(struct jobs *j, const struct job_spec *spec, const char *by,
+    bool dry_run, struct jobs_plan *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	err[0] = '\0';
+	if ((out->filter_json = shared_json(spec)) == NULL)
+		return fail(err, errlen, "tags: the filter is longer than %d "
+		    "bytes", JOBS_FILTER_MAX_BYTES);
+	if (store_begin(j->st) == -1) {
+		jobs_plan_free(out);
+		return fail(err, errlen, "jobs: the store failed");
+	}
+	if (create_in_tx(j, spec, by, out, err, errlen) == -1) {
+		(void)store_rollback(j->st);
+		jobs_plan_free(out);
+		return -1;
+	}
+	if (dry_run) {
+		(void)store_rollback(j->st);
+		out->job = 0;
+		return 0;
+	}
+	if (store_commit(j->st) == -1) {
+		jobs_plan_free(out);
+		return fail(err, errlen, "jobs: the store failed");
+	}
+	log_info("jobs: job %lld (%s) planned by the %s: %lld %s, %lld "
+	    "batches on %zu relays", (long long)out->job, spec->label, by,
+	    (long long)out->items, store_job_mode_name(spec->mode),
+	    (long long)out->batches, out->nrelays);
+	check_soon(j);
+	return 0;
+}
+
+/*
+ * Plan a scheduled job's next run: its window starts at the previous
+ * run's start (or the filter's since, when later); a list resolved from
+ * the store is resolved again; its batches are cut anew. One
+ * transaction. 0, or -1 (logged).
+ */
+static int
+replan(struct jobs *j, int64_t id)
+{
+	struct store_job	 row;
+	struct filter		 f;
+	struct cut		 c = { .j = j, .job = id };
+	char			 err[256] = "";
+	int64_t			 since;
+
+	if (store_job_get(j->st, id, &row) != 1)
+		return -1;
+	since = row.started_at > 0 ? row.started_at : row.created_at;
+	if (filter_parse_text(&f, row.filter_json, strlen(row.filter_json),
+	    err, sizeof(err)) == 0) {
+		if ((f.has & FILTER_HAS_SINCE) && f.since > since)
+			since = f.since;
+		filter_free(&f);
+	}
+	c.mode = row.mode;
+	c.relay_mode = row.relay_mode;
+	c.batch_size = row.batch_size;
+	c.items = row.items;
+	job_urls(j, row.relay_mode, row.relay_list, &c.relays);
+	if (store_begin(j->st) == -1)
+		goto bad;
+	if (store_job_rerun(j->st, id, since) == -1 ||
+	    (row.source != STORE_JOB_SRC_NONE &&
+	    row.source != STORE_JOB_SRC_MANUAL &&
+	    (c.items = items_resolve(j, id, row.source, row.missing_kind0,
+	    err, sizeof(err))) < 0) ||
+	    store_job_batches_clear(j->st, id) == -1 ||
+	    cut_batches(&c, NULL) == -1 ||
+	    store_job_planned(j->st, id, c.items, c.index) == -1) {
+		(void)store_rollback(j->st);
+		goto bad;
+	}
+	if (store_commit(j->st) == -1)
+		goto bad;
+	log_info("jobs: job %lld (%s) runs again (every %llds) from %lld: "
+	    "%lld batches", (long long)id, row.label, (long long)row.every_s,
+	    (long long)since, (long long)c.index);
+	urls_free(&c.relays);
+	store_job_clear(&row);
+	return 0;
+bad:
+	log_warnx("jobs: job %lld: the next scheduled run could not be "
+	    "planned%s%s", (long long)id, err[0] ? ": " : "", err);
+	(void)store_job_skip_run(j->st, id, err[0] ? err :
+	    "the next run could not be planned", clock_wall_s());
+	urls_free(&c.relays);
+	store_job_clear(&row);
+	return -1;
+}
+
+/* ---- steps --------------------------------------------------------------- */
+
+static const struct pool_sub_cbs step_cbs;
+
+static int64_t
+relay_max_limit(const struct jobs *j, const char *url)
+{
+	struct pool_relay_info	info;
+
+	return pool_relay_info_url(j->pool, url, &info) == 0 ?
+	    info.max_limit : 0;
+}
+
+/* Close the request (if open) and forget the step; its row is as left. */
+static void
+step_free(struct jstep *s)
+{
+	struct jrelay	*jr = s->jr;
+
+	if (s->sub != NULL)
+		pool_sub_close(s->sub);
+	loop_timer_clear(jr->j->loop, &s->timer);
+	TAILQ_REMOVE(&jr->steps, s, entry);
+	jr->nsteps--;
+	jr->j->nsteps--;
+	filter_free(&s->f);
+	free(s);
+}
+
+/* The step is done: free it and look for the next batch and the end. */
+static void
+step_finish(struct jstep *s)
+{
+	struct jrelay	*jr = s->jr;
+
+	step_free(s);
+	jrelay_kick(jr, 0);
+	check_soon(jr->j);
+}
+
+/*
+ * An attempt of the batch failed: ask again from its cursor after the
+ * backoff, or after JOBS_MAX_ATTEMPTS record it failed with reason.
+ */
+static void
+step_fail(struct jstep *s, const char *reason)
+{
+	struct jobs	*j = s->jr->j;
+	int64_t		 attempts = s->b.attempts + 1;
+	uint64_t	 delay;
+
+	if (attempts < JOBS_MAX_ATTEMPTS) {
+		delay = backoff_ms((uint64_t)config_get_int(j->cfg,
+		    "jobs.retry_base_ms"), (uint32_t)(attempts - 1),
+		    JOBS_RETRY_MAX_MS);
+		log_info("jobs: job %lld batch %lld on %s: %s; asked again in "
+		    "%llu ms (attempt %lld of %d)", (long long)s->b.job_id,
+		    (long long)s->b.index, s->jr->url, reason,
+		    (unsigned long long)delay, (long long)attempts + 1,
+		    JOBS_MAX_ATTEMPTS);
+		(void)store_job_batch_later(j->st, s->b.id, attempts,
+		    wall_ms() + (int64_t)delay, reason);
+		jrelay_kick(s->jr, delay);
+	} else {
+		log_info("jobs: job %lld batch %lld on %s failed after %d "
+		    "attempts: %s", (long long)s->b.job_id,
+		    (long long)s->b.index, s->jr->url, JOBS_MAX_ATTEMPTS,
+		    reason);
+		(void)store_job_batch_later(j->st, s->b.id, attempts, 0,
+		    reason);
+		(void)store_job_batch_end(j->st, s->b.id, s->b.job_id,
+		    STORE_JOB_FAILED, STORE_CURSOR_WHY_NONE, reason, -1,
+		    clock_wall_s());
+	}
+	step_finish(s);
+}
+
+/* Whether v (sorted, n entries) holds key. */
+static bool
+sorted_has(const uint8_t (*v)[32], size_t n, const uint8_t key[32])
+{
+	size_t	lo = 0, hi = n, mid;
+	int	c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = memcmp(v[mid], key, 32)) == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static bool
+kind_asked(const struct filter *f, int64_t kind)
+{
+	size_t	i;
+
+	if (!(f->has & FILTER_HAS_KINDS))
+		return true;
+	for (i = 0; i < f->nkinds; i++)
+		if (f->kinds[i] == kind)
+			return true;
+	return false;
+}
+
+/*
+ * Whether an event ingest recognised is the batch's: its kind, author or
+ * id, and since (ingest checked the rest for a new event; a duplicate is
+ * known by id and not checked against the filter at all).
+ */
+static bool
+batch_match(const struct jstep *s, const struct ingest_info *info)
+{
+	const struct filter	*f = &s->f;
+
+	if (!kind_asked(f, info->kind))
+		return false;
+	if ((f->has & FILTER_HAS_SINCE) && info->created_at < f->since)
+		return false;
+	if ((f->has & FILTER_HAS_AUTHORS) && !sorted_has(
+	    (const uint8_t (*)[32])f->authors, f->nauthors, info->pubkey))
+		return false;
+	return !(f->has & FILTER_HAS_IDS) || sorted_has(
+	    (const uint8_t (*)[32])f->ids, f->nids, info->id);
+}
+
+/* A 64-hex member of the raw event into out; false if absent or bad. */
+static bool
+raw_key(const cJSON *ev, const char *name, uint8_t out[32])
+{
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(ev, name);
+
+	return cJSON_IsString(v) && strlen(v->valuestring) == 64 &&
+	    hex_decode(v->valuestring, 64, out, 32) == 0;
+}
+
+/*
+ * An event ingest will refuse as unrequested: is it the batch's except
+ * for being newer than until? Then the relay does not honour until. Read
+ * from the raw object before ingest may take it; tags are not looked at.
+ */
+static bool
+peek_newer(const struct jstep *s, const struct relay_msg *msg)
+{
+	struct ingest_info	 info;
+	int64_t			 ca, kind;
+
+	if (msg->event == NULL ||
+	    json_int(cJSON_GetObjectItemCaseSensitive(msg->event, "created_at"),
+	    0, INT64_MAX / 2, &ca) == -1 || ca <= s->page.until ||
+	    json_int(cJSON_GetObjectItemCaseSensitive(msg->event, "kind"), 0,
+	    65535, &kind) == -1 || !raw_key(msg->event, "pubkey", info.pubkey) ||
+	    !raw_key(msg->event, "id", info.id))
+		return false;
+	info.created_at = ca;
+	info.kind = (uint32_t)kind;
+	return batch_match(s, &info);
+}
+
+/* The pool sent the REQ again (reconnect, rate limit): count afresh. */
+static void
+step_check_resent(struct jstep *s)
+{
+	unsigned	r = pool_sub_resent(s->sub);
+
+	if (r != s->resent) {
+		s->resent = r;
+		drain_page_reset(&s->page);
+	}
+}
+
+static void
+step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
+{
+	struct jstep		*s = arg;
+	struct jobs		*j = s->jr->j;
+	struct ingest_info	 info;
+	enum ingest_result	 r;
+	bool			 newer;
+
+	step_check_resent(s);
+	s->last_ms = loop_now_ms(j->loop);
+	newer = peek_newer(s, msg);
+	r = ingest_event(j->ing, msg, &s->f, 1, INGEST_JOB, s->jr->url, &info);
+	switch (r) {
+	case INGEST_NEW:
+	case INGEST_DUPLICATE:
+		if (j->follow != NULL)
+			follow_note(j->follow, r, &info);
+		if (!batch_match(s, &info))
+			break;
+		if (info.created_at > s->page.until)
+			s->page.newer++;
+		else
+			drain_page_add(&s->page, info.created_at,
+			    r == INGEST_NEW);
+		break;
+	case INGEST_INVALID:
+		pool_sub_note_invalid(sub);
+		break;
+	case INGEST_UNREQUESTED:
+		if (newer)
+			s->page.newer++;
+		break;
+	case INGEST_ERROR:
+		s->failed = true;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The words of an incomplete verdict, with the second of its gap. */
+static void
+verdict_reason(const struct drain_verdict *v, char *out, size_t len)
+{
+	if (v->gap_since >= 0)
+		snprintf(out, len, "%s (from second %lld)",
+		    store_cursor_why_text(v->why), (long long)v->gap_since);
+	else
+		snprintf(out, len, "%s", store_cursor_why_text(v->why));
+}
+
+/*
+ * EOSE of a whole page: the verdict, written in ingest's open batch with
+ * the page's events. The verdict's next into *next. 0 or -1.
+ */
+static int
+page_commit(struct jstep *s, enum drain_next *next)
+{
+	struct jobs		*j = s->jr->j;
+	struct drain_page	*p = &s->page;
+	struct drain_verdict	 v;
+	char			 reason[JOBS_REASON_MAX + 1];
+
+	p->cap_seen = s->jr->largest_page > s->b.largest_page ?
+	    s->jr->largest_page : s->b.largest_page;
+	p->max_limit = relay_max_limit(j, s->jr->url);
+	drain_page_verdict(p, &v);
+	if (v.ignores_until || v.gap)
+		log_info("jobs: job %lld batch %lld on %s: %s", (long long)
+		    s->b.job_id, (long long)s->b.index, s->jr->url,
+		    v.ignores_until ? "the relay ignores until" :
+		    "a second fills a page: stepping past it");
+	if (p->received > s->jr->largest_page)
+		s->jr->largest_page = p->received;
+	if (ingest_tx(j->ing) == -1 || store_job_batch_page(j->st, s->b.id,
+	    s->b.job_id, v.until, p->received, p->fresh) == -1)
+		return -1;
+	s->fetched += p->received;
+	if (p->received > s->b.largest_page)
+		s->b.largest_page = p->received;
+	if (j->user_limit > 0 && s->fetched >= j->user_limit &&
+	    v.next == DRAIN_NEXT_PAGE)
+		v.next = DRAIN_NEXT_COMPLETE;	/* the newest `limit` came */
+	/* Every id asked came in this one page (ids are unique): whatever
+	 * the relay does with until, it has nothing more for the batch. */
+	if ((s->f.has & FILTER_HAS_IDS) && !p->has_gap &&
+	    p->received + p->newer >= (int64_t)s->f.nids)
+		v.next = DRAIN_NEXT_COMPLETE;
+	*next = v.next;
+	switch (v.next) {
+	case DRAIN_NEXT_COMPLETE:
+		return store_job_batch_end(j->st, s->b.id, s->b.job_id,
+		    STORE_JOB_COMPLETE, STORE_CURSOR_WHY_NONE, NULL, -1,
+		    clock_wall_s());
+	case DRAIN_NEXT_INCOMPLETE:
+		verdict_reason(&v, reason, sizeof(reason));
+		log_info("jobs: job %lld batch %lld on %s incomplete: %s",
+		    (long long)s->b.job_id, (long long)s->b.index, s->jr->url,
+		    reason);
+		return store_job_batch_end(j->st, s->b.id, s->b.job_id,
+		    STORE_JOB_INCOMPLETE, v.why, reason, v.gap_since,
+		    clock_wall_s());
+	default:
+		if (v.gap) {
+			p->has_gap = true;
+			p->gap_since = v.gap_since;
+			if (store_job_batch_gap(j->st, s->b.id,
+			    v.gap_since) == -1)
+				return -1;
+		}
+		p->until = v.until;
+		return 0;
+	}
+}
+
+/* The next page of the batch, from the loop. */
+static void
+step_next_page(struct loop *l, void *arg)
+{
+	struct jstep	*s = arg;
+
+	(void)l;
+	s->timer = 0;
+	step_send(s);
+}
+
+static void
+step_on_eose(struct pool_sub *sub, void *arg)
+{
+	struct jstep	*s = arg;
+	struct jobs	*j = s->jr->j;
+	enum drain_next	 next = DRAIN_NEXT_PAGE;
+
+	(void)sub;
+	step_check_resent(s);
+	/* A batch lost since the page began may have held its first events:
+	 * the cursor must not move past them. */
+	if (ingest_stats(j->ing)->lost_batches != s->lost_at_start)
+		s->failed = true;
+	if (s->failed || page_commit(s, &next) == -1) {
+		step_fail(s, "a page was not recorded (the store failed)");
+		return;
+	}
+	if (next != DRAIN_NEXT_PAGE) {
+		step_finish(s);
+		return;
+	}
+	pool_sub_close(s->sub);
+	s->sub = NULL;
+	loop_timer_clear(j->loop, &s->timer);
+	s->timer = loop_timer_add(j->loop, 0, step_next_page, s);
+}
+
+static void
+step_on_closed(struct pool_sub *sub, enum relay_reason reason,
+    const char *message, void *arg)
+{
+	struct jstep	*s = arg;
+
+	(void)sub;
+	(void)reason;
+	s->sub = NULL;		/* the handle dies with this callback */
+	step_fail(s, message != NULL && message[0] != '\0' ? message :
+	    "request closed");
+}
+
+static void
+step_timeout(struct loop *l, void *arg)
+{
+	struct jstep		*s = arg;
+	struct pool_relay_info	 info;
+	uint64_t		 now = loop_now_ms(l), quiet = now - s->last_ms;
+	char			 why[RELAY_REASON_MAX + 32];
+
+	s->timer = 0;
+	if (quiet < JOBS_STEP_TIMEOUT_MS) {
+		s->timer = loop_timer_add(l, JOBS_STEP_TIMEOUT_MS - quiet,
+		    step_timeout, s);
+		return;
+	}
+	/* A relay that is down gets the REQ again from the pool when back. */
+	if (pool_relay_info_url(s->jr->j->pool, s->jr->url, &info) == 0 &&
+	    strcmp(info.state, "open") != 0) {
+		if (info.failures < DRAIN_GIVEUP_FAILURES) {
+			s->last_ms = now;
+			s->timer = loop_timer_add(l, JOBS_STEP_TIMEOUT_MS,
+			    step_timeout, s);
+			return;
+		}
+		snprintf(why, sizeof(why), "relay unreachable: %s",
+		    info.last_error[0] ? info.last_error : info.state);
+		step_fail(s, why);
+		return;
+	}
+	step_fail(s, "no EOSE in time");
+}
+
+static const struct pool_sub_cbs step_cbs = {
+	step_on_event, step_on_eose, step_on_closed,
+};
+
+/* Send the page from s->page.until on. */
+static void
+step_send(struct jstep *s)
+{
+	struct jobs	*j = s->jr->j;
+	int64_t		 limit, left;
+
+	limit = drain_page_limit(config_get_int(j->cfg, "backfill.page_size"),
+	    relay_max_limit(j, s->jr->url));
+	left = j->user_limit - s->fetched;
+	if (j->user_limit > 0 && left < limit)
+		limit = left > 0 ? left : 1;
+	s->page.limit = limit;
+	s->f.until = s->page.until;
+	s->f.limit = (uint64_t)limit;
+	s->f.has |= FILTER_HAS_UNTIL | FILTER_HAS_LIMIT;
+	drain_page_reset(&s->page);
+	s->failed = false;
+	s->resent = 0;
+	s->lost_at_start = ingest_stats(j->ing)->lost_batches;
+	if ((s->sub = pool_sub_open(j->pool, s->jr->url, &s->f, 1, &step_cbs,
+	    s)) == NULL) {
+		step_fail(s, "cannot open a request");
+		return;
+	}
+	s->last_ms = loop_now_ms(j->loop);
+	s->timer = loop_timer_add(j->loop, JOBS_STEP_TIMEOUT_MS, step_timeout,
+	    s);
+}
+
+/*
+ * The batch's filter: the job's shared one (since moved to the run's),
+ * and its authors or ids read from the job's list through its mask.
+ * 1 ready, 0 the batch asks nothing, -1 failure.
+ */
+static int
+step_filter(struct jstep *s)
+{
+	struct jobs	*j = s->jr->j;
+	uint8_t		(*v)[32];
+	int64_t		 n = s->b.item_hi - s->b.item_lo, i, k = 0;
+	char		 err[256];
+
+	if (filter_parse_text(&s->f, j->filter_json, strlen(j->filter_json),
+	    err, sizeof(err)) == -1)
+		return -1;
+	s->f.has &= ~(unsigned)(FILTER_HAS_LIMIT | FILTER_HAS_UNTIL);
+	if (j->since >= 0) {
+		s->f.since = j->since;
+		s->f.has |= FILTER_HAS_SINCE;
+	}
+	if (j->mode == STORE_JOB_MODE_NONE)
+		return 1;
+	if (n <= 0 || n > JOBS_BATCH_SIZE_MAX || (v = calloc((size_t)n,
+	    32)) == NULL)
+		return n <= 0 ? 0 : -1;
+	if (store_job_items_read(j->st, s->b.job_id, s->b.item_lo,
+	    s->b.item_hi, v) != n) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (!s->b.has_mask || (s->b.mask[i / 8] & (1u << (i % 8))))
+			memmove(v[k++], v[i], 32);
+	if (k == 0) {
+		free(v);
+		return 0;
+	}
+	if (j->mode == STORE_JOB_MODE_AUTHORS) {
+		s->f.authors = v;
+		s->f.nauthors = (size_t)k;
+		s->f.has |= FILTER_HAS_AUTHORS;
+	} else {
+		s->f.ids = v;
+		s->f.nids = (size_t)k;
+		s->f.has |= FILTER_HAS_IDS;
+	}
+	return 1;
+}
+
+/* Start batch b on jr. 0, or -1 (the batch is left pending). */
+static int
+step_start(struct jrelay *jr, const struct store_job_batch *b)
+{
+	struct jobs	*j = jr->j;
+	struct jstep	*s;
+	int		 rc;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -1;
+	s->jr = jr;
+	s->b = *b;
+	filter_init(&s->f);
+	if ((rc = step_filter(s)) == -1 ||
+	    store_job_batch_start(j->st, b->id, clock_wall_s()) == -1) {
+		filter_free(&s->f);
+		free(s);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&jr->steps, s, entry);
+	jr->nsteps++;
+	j->nsteps++;
+	if (rc == 0) {		/* nothing to ask: complete */
+		(void)store_job_batch_end(j->st, b->id, b->job_id,
+		    STORE_JOB_COMPLETE, STORE_CURSOR_WHY_NONE, NULL, -1,
+		    clock_wall_s());
+		step_finish(s);
+		return 0;
+	}
+	s->fetched = b->events_fetched;
+	s->page.started = true;
+	s->page.until = b->started ? b->until_cursor : j->until;
+	s->page.has_gap = b->has_gap;
+	s->page.gap_since = b->gap_since;
+	log_debug("jobs: job %lld batch %lld on %s from %lld",
+	    (long long)b->job_id, (long long)b->index, jr->url,
+	    (long long)s->page.until);
+	step_send(s);
+	return 0;
+}
+
+/* ---- relays of the running job ------------------------------------------ */
+
+/*
+ * How many batches this relay may page at once: jobs.max_subs_per_relay,
+ * less when the pool's cap is taken by other subscriptions (the author
+ * drain, live); at least 1, so neither side starves.
+ */
+static size_t
+jrelay_cap(const struct jrelay *jr)
+{
+	struct pool_relay_info	info;
+	int64_t			cap, pcap, others;
+
+	cap = config_get_int(jr->j->cfg, "jobs.max_subs_per_relay");
+	if (pool_relay_info_url(jr->j->pool, jr->url, &info) == 0) {
+		pcap = info.max_subscriptions > 0 ? info.max_subscriptions :
+		    RELAY_MAX_SUBS_DEFAULT;
+		if (pcap > RELAY_MAX_SUBS_CEILING)
+			pcap = RELAY_MAX_SUBS_CEILING;
+		others = (int64_t)(info.subs_open + info.subs_queued) -
+		    (int64_t)jr->nsteps;
+		if (others > 0 && pcap - others < cap)
+			cap = pcap - others;
+	}
+	return cap < 1 ? 1 : (size_t)cap;
+}
+
+struct due {
+	struct store_job_batch	*v;
+	size_t			 n, max;
+};
+
+static int
+due_cb(const struct store_job_batch *b, void *arg)
+{
+	struct due	*d = arg;
+
+	d->v[d->n++] = *b;
+	return d->n >= d->max ? 1 : 0;
+}
+
+/* Start the relay's next due batches, up to its cap. */
+static void
+jrelay_pump(struct jrelay *jr)
+{
+	struct jobs	*j = jr->j;
+	struct due	 d = { 0 };
+	size_t		 cap = jrelay_cap(jr), i;
+
+	if (j->active == 0 || jr->nsteps >= cap ||
+	    (j->held != NULL && j->held(j->held_arg)))
+		return;
+	d.max = cap - jr->nsteps;
+	if ((d.v = calloc(d.max, sizeof(*d.v))) == NULL)
+		return;
+	(void)store_job_batches_due(j->st, j->active, jr->url, wall_ms(),
+	    d.max, due_cb, &d);
+	for (i = 0; i < d.n && j->active != 0; i++)
+		if (step_start(jr, &d.v[i]) == -1) {
+			log_warnx("jobs: %s: cannot start a batch", jr->url);
+			break;
+		}
+	free(d.v);
+}
+
+static void
+jrelay_pump_timer(struct loop *l, void *arg)
+{
+	struct jrelay	*jr = arg;
+
+	(void)l;
+	jr->pump_timer = 0;
+	jrelay_pump(jr);
+}
+
+/* Pump from the loop (never inside a pool callback). */
+static void
+jrelay_kick(struct jrelay *jr, uint64_t delay_ms)
+{
+	if (jr->pump_timer != 0)
+		return;
+	jr->pump_timer = loop_timer_add(jr->j->loop, delay_ms,
+	    jrelay_pump_timer, jr);
+}
+
+static int
+jrelay_get(const char *url, void *arg)
+{
+	struct jobs	*j = arg;
+	struct jrelay	*jr;
+
+	TAILQ_FOREACH(jr, &j->relays, entry)
+		if (strcmp(jr->url, url) == 0)
+			return 0;
+	/* A relay the pool knows keeps its role (pool_relay_add would
+	 * change it); one it does not is the job's. */
+	if (pool_relay_find(j->pool, url) == NULL &&
+	    pool_relay_add(j->pool, url, RELAY_ROLE_CUSTOM) == NULL) {
+		log_warnx("jobs: %s is not a relay the pool can dial", url);
+		return 0;
+	}
+	if ((jr = calloc(1, sizeof(*jr))) == NULL ||
+	    (jr->url = strdup(url)) == NULL) {
+		free(jr);
+		return 0;
+	}
+	jr->j = j;
+	TAILQ_INIT(&jr->steps);
+	/* The cap this relay has proven to earlier jobs and the drain: a
+	 * relay ignoring until that sends less has sent all it holds. */
+	if ((jr->largest_page = store_job_relay_largest(j->st, url)) < 0)
+		jr->largest_page = 0;
+	TAILQ_INSERT_TAIL(&j->relays, jr, entry);
+	jrelay_kick(jr, 0);
+	return 0;
+}
+
+/*
+ * Stop running the active job: every step's request is closed; with
+ * release its batch goes back to pending (it resumes from its cursor),
+ * else it is left as the caller recorded it (cancelled).
+ */
+static void
+deactivate(struct jobs *j, bool release)
+{
+	struct jrelay	*jr;
+	struct jstep	*s;
+
+	while ((jr = TAILQ_FIRST(&j->relays)) != NULL) {
+		while ((s = TAILQ_FIRST(&jr->steps)) != NULL) {
+			if (release)
+				(void)store_job_batch_release(j->st, s->b.id);
+			step_free(s);
+		}
+		loop_timer_clear(j->loop, &jr->pump_timer);
+		TAILQ_REMOVE(&j->relays, jr, entry);
+		free(jr->url);
+		free(jr);
+	}
+	free(j->filter_json);
+	j->filter_json = NULL;
+	j->active = 0;
+}
+
+/*
+ * Make job id the running one. 0, -1 when it was recorded failed instead
+ * (look for the next), -2 when the store failed (look again later).
+ */
+static int
+activate(struct jobs *j, int64_t id)
+{
+	struct store_job	 row;
+	struct filter		 f;
+	char			 err[256];
+	int64_t			 now = clock_wall_s(), until;
+
+	if (store_job_get(j->st, id, &row) != 1)
+		return -2;
+	if (filter_parse_text(&f, row.filter_json, strlen(row.filter_json),
+	    err, sizeof(err)) == -1) {
+		log_warnx("jobs: job %lld: its filter does not parse: %s",
+		    (long long)id, err);
+		store_job_clear(&row);
+		return store_job_finish(j->st, id, STORE_JOB_FAILED,
+		    "its filter does not parse", now) == 0 ? -1 : -2;
+	}
+	until = (f.has & FILTER_HAS_UNTIL) ? f.until : now;
+	j->since = (f.has & FILTER_HAS_SINCE) ? f.since : -1;
+	if (row.run_since > j->since)
+		j->since = row.run_since;
+	j->user_limit = (f.has & FILTER_HAS_LIMIT) ? (int64_t)f.limit : 0;
+	filter_free(&f);
+	j->until = row.run_until >= 0 ? row.run_until : until;
+	j->mode = row.mode;
+	if (store_job_run(j->st, id, until, now) == -1 ||
+	    (j->filter_json = strdup(row.filter_json)) == NULL) {
+		store_job_clear(&row);
+		return -2;
+	}
+	j->active = id;
+	log_info("jobs: job %lld (%s) %s: %lld of %lld batches left, window "
+	    "%lld .. %lld", (long long)id, row.label, row.status ==
+	    STORE_JOB_RUNNING ? "resumes" : "starts", (long long)
+	    (row.total_batches - row.done_batches), (long long)
+	    row.total_batches, (long long)j->since, (long long)j->until);
+	store_job_clear(&row);
+	(void)store_job_batch_relays(j->st, id, jrelay_get, j);
+	check_soon(j);
+	return 0;
+}
+
+/* The first reason among the job's failed (else incomplete) batches. */
+#define FIRST_REASON_MAX	400
+
+struct first_reason {
+	char	failed[FIRST_REASON_MAX];
+	char	incomplete[FIRST_REASON_MAX];
+};
+
+static int
+first_reason_cb(const struct store_job_batch *b, void *arg)
+{
+	struct first_reason	*fr = arg;
+	char			*dst = b->status == STORE_JOB_FAILED ?
+				    fr->failed : b->status ==
+				    STORE_JOB_INCOMPLETE ? fr->incomplete :
+				    NULL;
+
+	if (dst != NULL && dst[0] == '\0')
+		snprintf(dst, FIRST_REASON_MAX, "batch %lld on %.120s: %.200s",
+		    (long long)b->index, b->relay, b->error);
+	return fr->failed[0] != '\0' ? 1 : 0;
+}
+
+/*
+ * Whether the running job is finished (no step, no batch pending or
+ * running); if so record how it ended and let the next one run.
+ */
+static void
+job_check(struct jobs *j)
+{
+	struct first_reason	fr = { "", "" };
+	int64_t			counts[STORE_JOB_NSTATUS], next_ms, id = j->active;
+	enum store_job_status	end = STORE_JOB_COMPLETE;
+	char			msg[FIRST_REASON_MAX + 64];
+
+	if (id == 0 || j->nsteps > 0 ||
+	    store_job_batch_counts(j->st, id, counts, &next_ms) == -1 ||
+	    counts[STORE_JOB_PENDING] > 0)
+		return;
+	if (counts[STORE_JOB_RUNNING] > 0) {	/* no step holds them */
+		(void)store_jobs_recover(j->st);
+		return;
+	}
+	msg[0] = '\0';
+	if (counts[STORE_JOB_FAILED] + counts[STORE_JOB_INCOMPLETE] +
+	    counts[STORE_JOB_CANCELLED] > 0) {
+		(void)store_job_batches_unfinished(j->st, id,
+		    JOBS_SHOW_MAX_BATCHES, first_reason_cb, &fr);
+		end = counts[STORE_JOB_FAILED] > 0 ? STORE_JOB_FAILED :
+		    STORE_JOB_INCOMPLETE;
+		snprintf(msg, sizeof(msg), "%lld of %lld batches %s; %s",
+		    (long long)(end == STORE_JOB_FAILED ?
+		    counts[STORE_JOB_FAILED] : counts[STORE_JOB_INCOMPLETE] +
+		    counts[STORE_JOB_CANCELLED]), (long long)(counts[0] +
+		    counts[1] + counts[2] + counts[3] + counts[4] + counts[5]),
+		    end == STORE_JOB_FAILED ? "failed" : "incomplete",
+		    end == STORE_JOB_FAILED ? fr.failed : fr.incomplete);
+	}
+	if (store_job_finish(j->st, id, end, msg, clock_wall_s()) == -1)
+		return;
+	log_info("jobs: job %lld %s%s%s", (long long)id,
+	    store_job_status_name(end), msg[0] ? ": " : "", msg);
+	deactivate(j, false);
+	check_soon(j);
+}
+
+/* ---- the loop ------------------------------------------------------------- */
+
+/* Plan the scheduled jobs that are due, then run the next job if none. */
+static void
+jobs_look(struct jobs *j)
+{
+	int64_t		ids[JOBS_DUE_PER_TICK], n, i, id;
+	struct jrelay	*jr;
+
+	n = store_jobs_due(j->st, clock_wall_s(), ids, JOBS_DUE_PER_TICK);
+	for (i = 0; i < n; i++)
+		(void)replan(j, ids[i]);
+	if (j->active == 0) {
+		for (i = 0; i < JOBS_DUE_PER_TICK &&
+		    store_job_next(j->st, &id) == 1; i++)
+			if (activate(j, id) != -1)
+				break;
+		return;
+	}
+	TAILQ_FOREACH(jr, &j->relays, entry)
+		jrelay_kick(jr, 0);
+	job_check(j);
+}
+
+static void
+check_timer(struct loop *l, void *arg)
+{
+	struct jobs	*j = arg;
+
+	(void)l;
+	j->check_timer = 0;
+	jobs_look(j);
+}
+
+/* Look again from the loop (never inside a pool callback). */
+static void
+check_soon(struct jobs *j)
+{
+	if (j->check_timer == 0)
+		j->check_timer = loop_timer_add(j->loop, 0, check_timer, j);
+}
+
+static void
+tick(struct loop *l, void *arg)
+{
+	struct jobs	*j = arg;
+
+	j->tick_timer = loop_timer_add(l, JOBS_TICK_MS, tick, j);
+	jobs_look(j);
+}
+
+struct jobs *
+jobs_new(struct loop *loop, struct pool *pool, struct ingest *ing,
+    struct store *st, const struct config *cfg, struct follow *follow)
+{
+	struct jobs	*j;
+	int64_t		 n;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return NULL;
+	j->loop = loop;
+	j->pool = pool;
+	j->ing = ing;
+	j->st = st;
+	j->cfg = cfg;
+	j->follow = follow;
+	TAILQ_INIT(&j->relays);
+	if ((n = store_jobs_recover(st)) > 0)
+		log_info("jobs: %lld batches that were running go on from "
+		    "their cursors", (long long)n);
+	j->tick_timer = loop_timer_add(loop, 0, tick, j);
+	return j;
+}
+
+void
+jobs_free(struct jobs *j)
+{
+	if (j == NULL)
+		return;
+	deactivate(j, true);
+	loop_timer_clear(j->loop, &j->tick_timer);
+	loop_timer_clear(j->loop, &j->check_timer);
+	free(j);
+}
+
+int
+jobs_cancel(struct jobs *j, int64_t id)
+{
+	int	rc = store_job_cancel(j->st, id, clock_wall_s());
+
+	if (rc == 1) {
+		log_info("jobs: job %lld cancelled", (long long)id);
+		if (j->active == id)
+			deactivate(j, false);
+		check_soon(j);
+	}
+	return rc;
+}
+
+int64_t
+jobs_retry(struct jobs *j, int64_t id)
+{
+	int64_t	n = store_job_retry(j->st, id);
+
+	if (n > 0) {
+		log_info("jobs: job %lld: %lld batches asked again",
+		    (long long)id, (long long)n);
+		if (j->active == id)
+			(void)store_job_batch_relays(j->st, id, jrelay_get, j);
+		check_soon(j);
+	}
+	return n;
+}
+
+int
+jobs_delete(struct jobs *j, int64_t id, char *err, size_t errlen)
+{
+	int	rc;
+
+	if (j->active == id)
+		return fail(err, errlen, "job %lld is running: cancel it first",
+		    (long long)id);
+	if ((rc = store_job_delete(j->st, id)) == -1)
+		return fail(err, errlen, "the store failed");
+	if (rc == 1)
+		log_info("jobs: job %lld deleted", (long long)id);
+	return rc;
+}
+
+void
+jobs_set_hold(struct jobs *j, bool (*held)(void *), void *arg)
+{
+	j->held = held;
+	j->held_arg = arg;
+}
+
+int64_t
+jobs_running(const struct jobs *j)
+{
+	return j->active;
+}
+
+size_t
+jobs_in_flight(const struct jobs *j)
+{
+	return j->nsteps;
+}
+
+bool
+jobs_idle(struct jobs *j)
+{
+	int64_t	id;
+
+	if (j->active != 0 || j->nsteps > 0 || j->check_timer != 0)
+		return false;
+	if (store_job_next(j->st, &id) != 0)
+		return false;
+	return store_jobs_due(j->st, clock_wall_s(), &id, 1) == 0;
+}
