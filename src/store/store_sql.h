@@ -13,23 +13,30 @@
 
 #include <sqlite3.h>
 
+#include "store/jobs.h"
 #include "store/store.h"
 
 /*
  * Queries whose plan depends on an index condition, shared with the
  * store's tests so they can check the plan SQLite picks. The partial
  * index events_replaceable (migration 009) serves only a query whose
- * WHERE holds its condition word for word.
+ * WHERE holds its condition word for word: EVENTS_SQL_REPLACEABLE("kind"),
+ * or with the column named through a table alias ("k.kind").
  */
+#define EVENTS_SQL_REPLACEABLE(k)					\
+	"(" k " = 0 OR " k " = 3 OR (" k " >= 10000 AND " k " < 20000) "	\
+	"OR (" k " >= 30000 AND " k " < 40000))"
 #define EVENTS_SQL_NEWEST_REPLACEABLE					\
 	"SELECT json, created_at FROM events WHERE pubkey = ?1 AND "	\
-	"kind = ?2 AND (kind = 0 OR kind = 3 OR (kind >= 10000 AND "	\
-	"kind < 20000) OR (kind >= 30000 AND kind < 40000)) "		\
+	"kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind") " "		\
 	"ORDER BY created_at DESC, id ASC LIMIT 1"
 #define EVENTS_SQL_AUTHOR_ITEMS						\
 	"SELECT created_at, id FROM events WHERE pubkey = ?1 AND "	\
 	"created_at >= ?2 AND (?3 < 0 OR created_at <= ?3) "		\
 	"ORDER BY created_at, id LIMIT ?4"
+
+/* The statement resolving a job's author source, or NULL (store/jobs.c). */
+const char	*store_job_resolve_sql(enum store_job_source);
 
 /* The connection, owned by the store; valid until store_close. */
 sqlite3		*store_db(struct store *);

@@ -58,6 +58,24 @@ fixture_int(struct fixture *fx, const char *sql)
 	return v;
 }
 
+/* SQLite's plan for sql on fx's store, its detail lines joined by "; ". */
+static inline void
+fixture_plan(struct fixture *fx, const char *sql, char *out, size_t outlen)
+{
+	sqlite3_stmt	*stmt;
+	char		 q[2048];
+	size_t		 n = 0;
+
+	snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", sql);
+	assert_int_equal(sqlite3_prepare_v2(store_db(fx->st), q, -1, &stmt,
+	    NULL), SQLITE_OK);
+	out[0] = '\0';
+	while (sqlite3_step(stmt) == SQLITE_ROW && n + 1 < outlen)
+		n += (size_t)snprintf(out + n, outlen - n, "%s; ",
+		    (const char *)sqlite3_column_text(stmt, 3));
+	sqlite3_finalize(stmt);
+}
+
 static int
 teardown(void **state)
 {

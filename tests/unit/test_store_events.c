@@ -222,24 +222,6 @@ test_newest_replaceable(void **state)
 	buf_free(&out);
 }
 
-/* SQLite's plan for sql, its detail lines joined, into out. */
-static void
-plan_of(struct fixture *fx, const char *sql, char *out, size_t outlen)
-{
-	sqlite3_stmt	*stmt;
-	char		 q[1024];
-	size_t		 n = 0;
-
-	snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", sql);
-	assert_int_equal(sqlite3_prepare_v2(store_db(fx->st), q, -1, &stmt,
-	    NULL), SQLITE_OK);
-	out[0] = '\0';
-	while (sqlite3_step(stmt) == SQLITE_ROW && n + 1 < outlen)
-		n += (size_t)snprintf(out + n, outlen - n, "%s; ",
-		    (const char *)sqlite3_column_text(stmt, 3));
-	sqlite3_finalize(stmt);
-}
-
 /*
  * The two queries an index exists for: the newest replaceable event is
  * found in the partial index (its condition written word for word), and
@@ -253,10 +235,10 @@ test_query_plans(void **state)
 	struct fixture	*fx = *state;
 	char		 plan[512];
 
-	plan_of(fx, EVENTS_SQL_NEWEST_REPLACEABLE, plan, sizeof(plan));
+	fixture_plan(fx, EVENTS_SQL_NEWEST_REPLACEABLE, plan, sizeof(plan));
 	if (strstr(plan, "events_replaceable") == NULL)
 		fail_msg("newest replaceable: %s", plan);
-	plan_of(fx, EVENTS_SQL_AUTHOR_ITEMS, plan, sizeof(plan));
+	fixture_plan(fx, EVENTS_SQL_AUTHOR_ITEMS, plan, sizeof(plan));
 	if (strstr(plan, "events_pubkey_time ") == NULL ||
 	    strstr(plan, "TEMP B-TREE FOR ORDER BY") != NULL)
 		fail_msg("author items: %s", plan);

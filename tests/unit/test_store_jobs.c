@@ -625,6 +625,36 @@ test_summary(void **state)
 	assert_int_equal(s.scheduled, 1);
 }
 
+/*
+ * Resolving a source reads indexes only: DISTINCT pubkey (and the kind 1
+ * test) from events_pubkey_time without touching a row, the kind 0 check
+ * as a probe of the partial index of replaceable kinds. A plan that scans
+ * the events table itself would read every stored event's JSON.
+ */
+static void
+test_resolve_plans(void **state)
+{
+	static const enum store_job_source srcs[] = { STORE_JOB_SRC_ALL,
+	    STORE_JOB_SRC_KIND1, STORE_JOB_SRC_FOLLOWED };
+	struct fixture	*fx = *state;
+	char		 plan[1024];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
+		fixture_plan(fx, store_job_resolve_sql(srcs[i]), plan,
+		    sizeof(plan));
+		print_message("    %s: %s\n", store_job_source_name(srcs[i]),
+		    plan);
+		if (strstr(plan, "events_replaceable") == NULL)
+			fail_msg("%s: kind 0 check without the partial index",
+			    store_job_source_name(srcs[i]));
+		if (srcs[i] != STORE_JOB_SRC_FOLLOWED &&
+		    strstr(plan, "COVERING INDEX events_pubkey_time") == NULL)
+			fail_msg("%s: authors not read from the index alone",
+			    store_job_source_name(srcs[i]));
+	}
+}
+
 int
 main(void)
 {
@@ -635,6 +665,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_items, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_plans, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_write_relays, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
