@@ -18,7 +18,8 @@
 --   added (pubkey, created_at, id) beside it      2.3 s   5.12 MB
 --   (pubkey, created_at, id) replacing it         2.4 s   4.51 MB
 --   (pubkey, created_at) replacing it             7.0 s   4.05 MB
--- The last costs the SD card nothing. What needed kind first were the
+--   (pubkey, created_at, kind) replacing it       7.0 s   4.06 MB
+-- The last two cost the SD card nothing; the last is the one kept. What needed kind first were the
 -- replaceable lookups (an author's newest kind 0, 3, 10002...): a partial
 -- index keeps those for the few events of those kinds only. A query uses
 -- it only when its WHERE holds the index's condition word for word
