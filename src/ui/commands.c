@@ -92,6 +92,8 @@ config_entry(const struct app *app, const struct cfg_def *d)
 	cJSON_AddStringToObject(e, "source",
 	    config_source_name(config_source(app->cfg, d->name)));
 	cJSON_AddStringToObject(e, "unit", d->unit != NULL ? d->unit : "");
+	if (d->choices != NULL)
+		cJSON_AddStringToObject(e, "choices", d->choices);
 	cJSON_AddBoolToObject(e, "runtime", d->flags & CFG_RUNTIME);
 	if (d->flags & CFG_LOCAL)
 		cJSON_AddBoolToObject(e, "console_only", true);
