@@ -9,6 +9,7 @@
 #ifndef CACHEBOX_STORE_STORE_SQL_H
 #define CACHEBOX_STORE_STORE_SQL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -59,5 +60,13 @@ void		 store_bind_fail(struct store *, sqlite3_stmt *stmt, const char *what);
  */
 int		 store_row_two(struct store *, const char *sql, int64_t *a,
 		    int64_t *b, const char *what);
+
+/*
+ * Bind a tag value as the tag index keeps it (store/tags.c): 64 lowercase
+ * hex digits as their 32 bytes, anything else as text. A SQLite result
+ * code.
+ */
+int		 store_tag_value_bind(sqlite3_stmt *stmt, int idx,
+		    const char *v, size_t len);
 
 #endif

@@ -41,7 +41,7 @@ put(struct fixture *fx, uint8_t n, uint8_t a, uint32_t kind, int64_t at,
     const char *json, bool enqueue)
 {
 	uint8_t			id[32], pk[32];
-	struct store_event_row	row;
+	struct store_event_row	row = { 0 };
 
 	memset(id, 0, sizeof(id));
 	id[0] = n;
@@ -161,7 +161,7 @@ put_signed(struct fixture *fx, const struct nostr_key *key, uint32_t kind,
 {
 	struct event		ev;
 	struct buf		b;
-	struct store_event_row	row;
+	struct store_event_row	row = { 0 };
 
 	assert_int_equal(event_create(&ev, key, kind, at, NULL, c), EVENT_OK);
 	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
@@ -362,7 +362,7 @@ test_evict_bounded_resume(void **state)
 	struct fixture	*fx = *state;
 	int64_t		 evicted = -1, i, n = STORE_EVICT_SCAN_ROWS + 10;
 	uint8_t		 id[32], pk[32];
-	struct store_event_row row;
+	struct store_event_row row = { 0 };
 
 	memset(id, 0, sizeof(id));
 	memset(pk, 1, sizeof(pk));
