@@ -29,6 +29,7 @@ struct drain;
 struct negsync;
 struct retention;
 struct http;
+struct serve;
 struct console;
 
 /*
@@ -59,6 +60,7 @@ struct app {
 	struct negsync		*negsync;	/* NIP-77 sync and recovery */
 	struct retention	*retention;	/* store.max_bytes enforced */
 	struct http		*http;		/* status page, API, /metrics */
+	struct serve		*serve;		/* the box as a relay (relay.listen) */
 	struct console		*console;	/* serial console, or NULL */
 	struct app_section	 sections[APP_MAX_SECTIONS];
 	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */

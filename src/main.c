@@ -27,6 +27,7 @@
 #include "net/dns.h"
 #include "nostr/nip19.h"
 #include "relay/pool.h"
+#include "serve/serve.h"
 #include "store/config_store.h"
 #include "store/store.h"
 #include "sync/drain.h"
@@ -168,7 +169,7 @@ bad:
  */
 static const char *const state_files[] = {
 	STORE_DB_NAME, STORE_DB_NAME "-wal", STORE_DB_NAME "-shm",
-	STORE_DB_NAME "-journal", "http.port",
+	STORE_DB_NAME "-journal", "http.port", "relay.port",
 };
 
 /* chmod 0600 every state file that others may read; log each one. */
@@ -426,6 +427,33 @@ start_sync(struct app *app)
 }
 
 /*
+ * The box's own relay on relay.listen (empty: none). Like the status
+ * page, not worth refusing to start over: a busy port is logged and the
+ * box runs on without it.
+ */
+static void
+start_relay(struct app *app)
+{
+	struct serve_opts	o = { 0 };
+	char			err[512];
+
+	o.listen = config_get(app->cfg, "relay.listen");
+	if (*o.listen == '\0')
+		return;
+	o.loop = app->loop;
+	o.store = app->store;
+	o.ingest = app->ingest;
+	o.cfg = app->cfg;
+	o.pubkey = app->key.pubkey;
+	o.state_dir = app->state_dir;
+	if ((app->serve = serve_start(&o, err, sizeof(err))) == NULL) {
+		log_warnx("%s; running without the relay endpoint", err);
+		return;
+	}
+	app_section_add(app, "relay_endpoint", serve_status_json, app->serve);
+}
+
+/*
  * The uplink follows uplink.url by itself (none while it is empty), so it
  * is always made; a driver that cannot run shows why in the status. It
  * keeps a relay pool of its own (a forced reconnect of the owner's relay
@@ -478,6 +506,7 @@ start_parts(struct app *app)
 		return -1;
 	if (start_uplink(app) == -1)
 		return -1;
+	start_relay(app);
 	if (app->exit_when_idle)
 		loop_timer_add(app->loop, 0, idle_check, app);
 	return 0;
@@ -487,6 +516,9 @@ static void
 stop_parts(struct app *app)
 {
 	console_free(app->console);
+	if (app->serve != NULL)
+		app_section_del(app, app->serve);
+	serve_free(app->serve);
 	http_free(app->http);
 	ctlsock_free(app->ctl);
 	uplink_free(app->uplink);

@@ -296,7 +296,7 @@
 #define RELAYD_MAX_FILTERS		10		/* filters in one REQ or COUNT (NIP-11 max_filters) */
 #define RELAYD_MAX_LIMIT		5000		/* events one filter gives its initial query; also the limit of a filter without one */
 #define RELAYD_SEND_HIGH_WATER		(64 * 1024)	/* queued bytes of a client above which its queries pause */
-#define RELAYD_SEND_QUEUE_MAX		(256 * 1024)	/* queued bytes of a client above which it is cut off (slow reader) */
+#define RELAYD_SEND_QUEUE_MAX		(EVENT_MAX_BYTES_CEILING + 256 * 1024) /* queued bytes of a client above which it is cut off (slow reader); room for the largest event over the high-water mark */
 #define RELAYD_SEND_BUDGET		(4 * 1024 * 1024) /* queued bytes of every client together; past it the longest queue is cut */
 #define RELAYD_SLICE_ROWS		2000		/* rows one query slice examines before the loop turns */
 #define RELAYD_SLICE_EVENTS		500		/* events one query slice sends before the loop turns */
