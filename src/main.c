@@ -30,6 +30,7 @@
 #include "serve/serve.h"
 #include "store/config_store.h"
 #include "store/store.h"
+#include "sync/backup.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
@@ -37,6 +38,7 @@
 #include "sync/negsync.h"
 #include "sync/relays_obs.h"
 #include "sync/retention.h"
+#include "ui/cmd_data.h"
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
@@ -412,8 +414,10 @@ start_sync(struct app *app)
 	    app->cfg, app->follow);
 	app->retention = retention_new(app->loop, app->store, app->ingest,
 	    app->cfg);
+	/* After ingest: its hook steps once ingest's has committed. */
+	app->backup = backup_new(app->loop, app->store);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
-	    app->negsync == NULL ||
+	    app->negsync == NULL || app->backup == NULL ||
 	    app->retention == NULL ||
 	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
 	    follow_listen(app->follow, live_sync, app->live) == -1) {
@@ -484,7 +488,8 @@ start_uplink(struct app *app)
 static int
 start_parts(struct app *app)
 {
-	char	path[256], err[512];
+	struct ctlsock_stream	stream;
+	char			path[256], err[512];
 
 	if ((app->loop = loop_new()) == NULL ||
 	    loop_signals(app->loop, on_signal, app) == -1) {
@@ -504,6 +509,8 @@ start_parts(struct app *app)
 	}
 	if (start_surfaces(app) == -1 || start_sync(app) == -1)
 		return -1;
+	cmd_data_stream_ops(app, &stream);
+	ctlsock_set_stream(app->ctl, &stream);
 	if (start_uplink(app) == -1)
 		return -1;
 	start_relay(app);
@@ -526,6 +533,7 @@ stop_parts(struct app *app)
 	drain_free(app->drain);
 	negsync_free(app->negsync);
 	retention_free(app->retention);
+	backup_free(app->backup);
 	follow_free(app->follow);
 	pool_free(app->pool);
 	relays_obs_free(app->relays_obs);

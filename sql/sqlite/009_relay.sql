@@ -1,9 +1,10 @@
 -- 009_relay.sql — the box as a relay on the LAN (DESIGN.md 6 "Relay
 -- endpoint"; src/serve, src/store/scan.c, src/store/tags.c).
 --
--- 1. events.source gains 'client': an event a client of the box's own relay
---    sent (relay.accept) is stored and forwarded like any other, and says
---    where it came from. CHECK constraints cannot be altered in place, so
+-- 1. events.source gains 'client' and 'import': an event a client of the
+--    box's own relay sent (relay.accept), or one `cacheboxctl import` read
+--    from a file, is stored and forwarded like any other, and says where
+--    it came from. CHECK constraints cannot be altered in place, so
 --    the table is rebuilt as 003 did (rowids kept: the tag index below and
 --    the inbox refer to rows by them; foreign keys are off around
 --    migrations and PRAGMA foreign_key_check runs before the commit).
@@ -36,7 +37,7 @@ CREATE TABLE events_new (
 	created_at	INTEGER	NOT NULL,
 	source		TEXT	NOT NULL CHECK (source = 'live' OR
 	    source = 'backfill' OR source = 'job' OR source = 'recovery' OR
-	    source = 'client'),
+	    source = 'client' OR source = 'import'),
 	first_relay	TEXT,			-- NULL when it came from no relay
 	received_at	INTEGER	NOT NULL,
 	json		TEXT	NOT NULL

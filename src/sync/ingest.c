@@ -99,6 +99,7 @@ static const char *const source_names[] = {
 	[INGEST_JOB] = "job",
 	[INGEST_RECOVERY] = "recovery",
 	[INGEST_CLIENT] = "client",
+	[INGEST_IMPORT] = "import",
 };
 
 const char *
@@ -638,6 +639,8 @@ ingest_event_json(struct ingest *ing, const char *text, size_t len,
 	cJSON	*obj;
 
 	ing->stats.received++;
+	if (info != NULL)
+		info->why = EVENT_TOO_LARGE;
 	if (len > ing->max_event_bytes || jsonscan_check(text, len,
 	    EVENT_MAX_JSON_VALUES, EVENT_MAX_JSON_DEPTH, NULL) != JSONSCAN_OK) {
 		ing->stats.too_large++;
@@ -646,6 +649,8 @@ ingest_event_json(struct ingest *ing, const char *text, size_t len,
 	if ((obj = cJSON_ParseWithLength(text, len)) == NULL ||
 	    !cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
+		if (info != NULL)
+			info->why = EVENT_BAD_JSON;
 		ing->stats.invalid++;
 		return INGEST_INVALID;
 	}

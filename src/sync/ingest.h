@@ -37,6 +37,7 @@ enum ingest_source {
 	INGEST_JOB,
 	INGEST_RECOVERY,
 	INGEST_CLIENT,		/* sent to the box's own relay by a client */
+	INGEST_IMPORT,		/* read from a file by cacheboxctl import */
 };
 
 enum ingest_result {
@@ -174,7 +175,7 @@ void		 ingest_unlisten(struct ingest *, ingest_stored_fn fn,
 const struct ingest_stats *ingest_stats(const struct ingest *);
 /* "new", "duplicate", "invalid", "too large", "unrequested", "error". */
 const char	*ingest_result_name(enum ingest_result);
-/* "live", "backfill", "job", "recovery", "client": events.source. */
+/* "live", "backfill", "job", "recovery", "client", "import": events.source. */
 const char	*ingest_source_name(enum ingest_source);
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "store/config_store.h"
 #include "ui/cmd_box.h"
+#include "ui/cmd_data.h"
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
@@ -241,6 +242,18 @@ static const struct command command_table[] = {
 	{ .name = "recovery", .params = "", .help = "ids relays reported and "
 	  "did not deliver, per relay: pending, next attempt, expired, health",
 	  .run = cmd_recovery },
+	{ .name = "clients", .params = "", .help = "clients of the box's own "
+	  "relay: address, age, subscriptions, events and bytes sent, queue",
+	  .run = cmd_clients },
+	{ .name = "import", .params = "events", .help = "store events given "
+	  "one JSON object per line, each verified through ingest; counts "
+	  "stored, duplicate and invalid (cacheboxctl import FILE streams a "
+	  "file of any size)", .flags = MUT, .run = cmd_import },
+	{ .name = "backup", .params = "file", .help = "copy the database to "
+	  "an absolute path while the daemon runs (online backup, in steps); "
+	  "not over the web", .flags = MUT | CMD_NOT_WEB, .run = cmd_backup },
+	{ .name = "backup status", .params = "", .help = "the last backup: "
+	  "running, done or failed, pages copied", .run = cmd_backup_status },
 	{ .name = NULL },
 };
 
@@ -351,6 +364,9 @@ commands_refusal(const struct command *c, enum cmd_origin from)
 {
 	if ((c->flags & CMD_CONSOLE_ONLY) && from != CMD_FROM_CONSOLE)
 		return "is only available on the serial console";
+	if ((c->flags & CMD_NOT_WEB) && from == CMD_FROM_WEB)
+		return "names a file the daemon writes: use the console or "
+		    "cacheboxctl";
 	return NULL;
 }
 

@@ -28,6 +28,7 @@ enum cmd_origin {
 enum cmd_flag {
 	CMD_MUTATING = 1 << 0,		/* changes something: POST + token on the web */
 	CMD_CONSOLE_ONLY = 1 << 1,	/* refused on the control socket and the web */
+	CMD_NOT_WEB = 1 << 2,		/* names a file the daemon writes: refused on the web */
 };
 
 struct command {
