@@ -296,8 +296,10 @@
 #define RELAYD_MAX_FILTERS		10		/* filters in one REQ or COUNT (NIP-11 max_filters) */
 #define RELAYD_MAX_LIMIT		5000		/* events one filter gives its initial query; also the limit of a filter without one */
 #define RELAYD_SEND_HIGH_WATER		(64 * 1024)	/* queued bytes of a client above which its queries pause */
-#define RELAYD_SEND_QUEUE_MAX		(EVENT_MAX_BYTES_CEILING + 256 * 1024) /* queued bytes of a client above which it is cut off (slow reader); room for the largest event over the high-water mark */
+#define RELAYD_SEND_QUEUE_MAX		(256 * 1024)	/* queued bytes of a client past which it is cut off (slow reader); one message more may be queued */
 #define RELAYD_SEND_BUDGET		(4 * 1024 * 1024) /* queued bytes of every client together; past it the longest queue is cut */
+#define RELAYD_STALL_MS			5000		/* a client with bytes waiting that takes none for this long is cut off, ms */
+#define RELAYD_STALL_SWEEP_MS		1000		/* how often stalled clients are looked for, ms */
 #define RELAYD_SLICE_ROWS		2000		/* rows one query slice examines before the loop turns */
 #define RELAYD_SLICE_EVENTS		500		/* events one query slice sends before the loop turns */
 #define RELAYD_ACTIVE_SCANS		8		/* queries (REQ, COUNT, NEG-OPEN) served at once; others wait their turn */
@@ -311,7 +313,7 @@
 #define RELAYD_SHED_IDLE_MS		30000		/* at the limit, a client with no subscription silent this long makes room, ms */
 #define RELAYD_CLOSE_LINGER_MS		2000		/* after our close frame, what the peer sends is read and dropped for, ms */
 #define RELAYD_EVICT_MIN_AGE_MS		1000		/* a connection still sending its head is pushed out for a newer one after, ms */
-#define STORE_SCAN_ROWS			1024		/* rows one scan buffers over its index streams (48 bytes each) */
+#define STORE_SCAN_ROWS			1024		/* rows one scan buffers over all its filters' index streams (48 bytes each) */
 #define STORE_SCAN_MAX_STREAMS		1024		/* index streams one filter is split into; past it the filter is read in time order */
 #define STORE_SCAN_AUTHOR_KINDS		64		/* kinds of one author looked up to split an authors-only filter */
 #define TAGS_FILL_STEP_EVENTS		500		/* stored events one background step of the tag index reads */
@@ -322,6 +324,7 @@
 #define EXPORT_SLICE_ROWS		2000		/* rows one read transaction of an export examines (the WAL is never held longer) */
 #define IMPORT_MAX_LINE_BYTES		(EVENT_MAX_BYTES_CEILING + 1) /* bytes of one line of an import stream */
 #define IMPORT_REPORT_INVALID		10		/* invalid lines an import reports by number and reason */
+#define IMPORT_BUSY_RETRY_MS		20		/* an import paused for the relay's clients looks again after, ms */
 #define BACKUP_STEP_PAGES		256		/* database pages one backup step copies */
 #define BACKUP_STEP_GAP_MS		5		/* pause between two backup steps, ms */
 #define BACKUP_BUSY_RETRY_MS		20		/* retry of a step that found a write transaction open, ms */

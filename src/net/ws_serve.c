@@ -32,7 +32,7 @@
 #include "net/ws_handshake.h"
 #include "net/ws_serve.h"
 
-#define PEER_OUT_BYTES		(64 * 1024)	/* frames batched per send(2) */
+#define PEER_OUT_BYTES		(16 * 1024)	/* frames batched per send(2) */
 #define PEER_READ_BYTES		(16 * 1024)	/* bytes read per recv(2) */
 #define PEER_REASON_MAX		124		/* RFC 6455: 123 bytes + NUL */
 #define PEER_BUF_KEEP		(16 * 1024)	/* message buffer kept between messages */
@@ -65,8 +65,10 @@ struct ws_peer {
 	uint64_t		 timer;		/* ping, dead peer or linger */
 	uint64_t		 done_timer;	/* on_close from the loop */
 	uint64_t		 bytes_out;
+	uint64_t		 progress_ms;	/* last write, or when the queue emptied */
 	int			 end_code;
 	char			 end_reason[PEER_REASON_MAX];
+	bool			 close_pending;	/* ours waits for the queue to empty */
 	int			 peer_code;
 	char			 peer_reason[PEER_REASON_MAX];
 };
@@ -275,9 +277,30 @@ peer_flush(struct ws_peer *p)
 		if (n <= 0)
 			return -1;
 		p->bytes_out += (uint64_t)n;
+		p->progress_ms = loop_now_ms(p->loop);
 		buf_consume(&p->out, (size_t)n);
 	}
+	buf_free(&p->out);	/* idle clients keep no buffer */
+	buf_init(&p->out, PEER_OUT_BYTES);
 	return 0;
+}
+
+/*
+ * Our close goes out after what was queued before it: wslay would send a
+ * control frame ahead of queued messages (and nothing after it), so it is
+ * given to wslay only once the messages are out.
+ */
+static void
+peer_queue_close(struct ws_peer *p)
+{
+	size_t	rlen = strlen(p->end_reason);
+
+	if (!p->close_pending || wslay_event_get_queued_msg_count(p->ctx) > 0)
+		return;
+	p->close_pending = false;
+	if (wslay_event_queue_close(p->ctx, (uint16_t)p->end_code,
+	    (const uint8_t *)p->end_reason, rlen) != 0)
+		peer_finish(p, p->end_code, p->end_reason);
 }
 
 /* Let wslay fill the buffer and write it, until either has to wait. */
@@ -287,14 +310,21 @@ peer_write(struct ws_peer *p)
 	size_t	before;
 
 	for (;;) {
+		peer_queue_close(p);
+		if (p->state == PEER_DONE)
+			return 0;
 		before = p->out.len;
 		if (wslay_event_want_write(p->ctx) && p->out.len < p->out.max &&
 		    wslay_event_send(p->ctx) != 0)
 			return -1;
 		if (peer_flush(p) == -1)
 			return -1;
-		if (p->out.len > 0 || !wslay_event_want_write(p->ctx) ||
-		    p->out.len == before)
+		if (p->out.len > 0)
+			return 0;	/* the socket is full */
+		if (p->close_pending && wslay_event_get_queued_msg_count(
+		    p->ctx) == 0)
+			continue;	/* the messages are out: now the close */
+		if (!wslay_event_want_write(p->ctx) || p->out.len == before)
 			return 0;
 	}
 }
@@ -534,10 +564,11 @@ ws_peer_send_text(struct ws_peer *p, const char *msg, size_t len)
 				    len };
 	size_t			q = ws_peer_queued(p);
 
-	if (p->state != PEER_OPEN || len > p->o.send_queue_max ||
-	    q > p->o.send_queue_max - len ||
+	if (p->state != PEER_OPEN || q > p->o.send_queue_max ||
 	    wslay_event_queue_msg(p->ctx, &m) != 0)
 		return -1;
+	if (q == 0)
+		p->progress_ms = loop_now_ms(p->loop);	/* waiting from now */
 	/* Written by the next pump: the loop sees POLLOUT at once. */
 	if (!(p->watched & POLLOUT)) {
 		loop_fd_set_events(p->loop, p->fd, (short)(p->watched | POLLOUT));
@@ -560,11 +591,7 @@ ws_peer_close(struct ws_peer *p, int code, const char *reason)
 	p->end_code = code;
 	snprintf(p->end_reason, sizeof(p->end_reason), "%.*s", (int)rlen,
 	    reason != NULL ? reason : "");
-	if (wslay_event_queue_close(p->ctx, (uint16_t)code,
-	    (const uint8_t *)reason, rlen) != 0) {
-		peer_finish(p, code, p->end_reason);
-		return;
-	}
+	p->close_pending = true;
 	peer_set_state(p, PEER_CLOSING);
 	loop_timer_clear(p->loop, &p->timer);
 	p->timer = loop_timer_add(p->loop, p->o.linger_ms, peer_timer, p);
@@ -590,4 +617,12 @@ int
 ws_peer_open(const struct ws_peer *p)
 {
 	return p->state == PEER_OPEN;
+}
+
+uint64_t
+ws_peer_stalled_ms(const struct ws_peer *p, uint64_t now_ms)
+{
+	if (ws_peer_queued(p) == 0 || now_ms < p->progress_ms)
+		return 0;
+	return now_ms - p->progress_ms;
 }

@@ -31,7 +31,7 @@ struct ws_peer;
 struct ws_peer_opts {
 	size_t		max_msg_bytes;	/* largest message taken, bytes */
 	size_t		send_high_water; /* reading pauses above, bytes queued */
-	size_t		send_queue_max;	/* ws_peer_send_text refuses above */
+	size_t		send_queue_max;	/* ws_peer_send_text refuses once past it */
 	uint32_t	ping_ms;	/* silence before a ping */
 	uint32_t	dead_ms;	/* silence before the connection is dropped */
 	uint32_t	linger_ms;	/* after our close: wait for the peer's */
@@ -76,7 +76,8 @@ void		 ws_peer_free(struct ws_peer *);
 /*
  * Queue one text message (copied). 0 when queued, 1 when queued and the
  * queue is now above send_high_water (reading pauses until on_drain), -1
- * when refused: closing, or the queue would pass send_queue_max.
+ * when refused: closing, or the queue is past send_queue_max already (so
+ * it never holds more than send_queue_max and one message).
  */
 int		 ws_peer_send_text(struct ws_peer *, const char *msg,
 		    size_t len);
@@ -99,5 +100,10 @@ size_t		 ws_peer_queued(const struct ws_peer *);
 uint64_t	 ws_peer_bytes_out(const struct ws_peer *);
 /* Whether the connection is still open for messages (not closing). */
 int		 ws_peer_open(const struct ws_peer *);
+/*
+ * How long bytes have waited without the peer taking any (0 when nothing
+ * waits): a peer that reads, however slowly, never stalls for long.
+ */
+uint64_t	 ws_peer_stalled_ms(const struct ws_peer *, uint64_t now_ms);
 
 #endif

@@ -20,6 +20,7 @@
 #ifndef CACHEBOX_SERVE_SERVE_H
 #define CACHEBOX_SERVE_SERVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -68,6 +69,15 @@ struct serve	*serve_start(const struct serve_opts *, char *err,
 void		 serve_free(struct serve *);
 uint16_t	 serve_port(const struct serve *);
 const struct serve_stats *serve_stats(const struct serve *);
+
+/*
+ * Whether some client has more waiting than its high-water mark: a bulk
+ * source the box controls (an import) waits while it is, so what it
+ * stores reaches every reading client instead of cutting them off. A
+ * client that does not read at all is cut after RELAYD_STALL_MS, so the
+ * wait is bounded. NULL is never busy.
+ */
+bool		 serve_backlogged(const struct serve *);
 
 /* The status section "relay_endpoint": add its members to obj. */
 void		 serve_status_json(const void *serve, cJSON *obj);

@@ -127,6 +127,7 @@ struct serve {
 	unsigned		 neg_sessions;
 	uint64_t		 work_timer;
 	uint64_t		 fill_timer;	/* tag index background fill */
+	uint64_t		 stall_timer;	/* stalled clients looked for */
 	bool			 listening;	/* told ingest of us */
 	struct serve_stats	 stats;
 	struct buf		 frame;		/* one outgoing message */

@@ -481,6 +481,48 @@ serve_enforce_budget(struct serve *srv)
 	}
 }
 
+/*
+ * Every RELAYD_STALL_SWEEP_MS while clients are connected: cut those whose
+ * queue has not moved for RELAYD_STALL_MS (their socket buffers are full
+ * and they read nothing).
+ */
+static void
+stall_sweep(struct loop *loop, void *arg)
+{
+	struct serve	*srv = arg;
+	struct client	*c;
+	uint64_t	 now = loop_now_ms(loop), ms;
+	char		 why[96];
+
+	srv->stall_timer = 0;
+	TAILQ_FOREACH(c, &srv->clients, entry) {
+		if (c->state != CLIENT_OPEN || (ms = ws_peer_stalled_ms(c->peer,
+		    now)) < RELAYD_STALL_MS)
+			continue;
+		snprintf(why, sizeof(why), "slow reader: %zu bytes waiting, none "
+		    "taken for %llu s", client_queued(c),
+		    (unsigned long long)(ms / 1000));
+		srv->stats.cut_slow++;
+		client_cut(c, WS_CODE_POLICY, why);
+	}
+	srv->stall_timer = loop_timer_add(loop, RELAYD_STALL_SWEEP_MS,
+	    stall_sweep, srv);
+}
+
+bool
+serve_backlogged(const struct serve *srv)
+{
+	const struct client	*c;
+
+	if (srv == NULL)
+		return false;
+	TAILQ_FOREACH(c, &srv->clients, entry)
+		if (c->state == CLIENT_OPEN && client_queued(c) >
+		    RELAYD_SEND_HIGH_WATER)
+			return true;
+	return false;
+}
+
 /* ---- the tag index fill ---------------------------------------------------- */
 
 static void
@@ -668,6 +710,8 @@ serve_start(const struct serve_opts *o, char *err, size_t errlen)
 	freeaddrinfo(ai);
 	write_port_file(srv);
 	srv->fill_timer = loop_timer_add(srv->loop, 0, fill_step, srv);
+	srv->stall_timer = loop_timer_add(srv->loop, RELAYD_STALL_SWEEP_MS,
+	    stall_sweep, srv);
 	log_info("relay: serving the store on ws://%s (port %u)%s", o->listen,
 	    srv->port, srv->loopback ? "" : ", reachable from the network");
 	return srv;
@@ -692,6 +736,7 @@ serve_free(struct serve *srv)
 	loop_timer_clear(srv->loop, &srv->mhd_timer);
 	loop_timer_clear(srv->loop, &srv->work_timer);
 	loop_timer_clear(srv->loop, &srv->fill_timer);
+	loop_timer_clear(srv->loop, &srv->stall_timer);
 	loop_hook_del(srv->loop, on_hook, srv);
 	if (srv->epfd != -1)
 		loop_fd_del(srv->loop, srv->epfd);

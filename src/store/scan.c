@@ -563,9 +563,12 @@ setup_tags(struct fscan *fs)
 	return 0;
 }
 
-/* Give every stream its buffer and put it up for its first refill. */
+/*
+ * Give every stream its buffer (STORE_SCAN_ROWS shared by the scan's
+ * nf filters) and put it up for its first refill.
+ */
 static int
-setup_buffers(struct fscan *fs)
+setup_buffers(struct fscan *fs, size_t nf)
 {
 	size_t	i, per;
 
@@ -581,7 +584,7 @@ setup_buffers(struct fscan *fs)
 			heap_push(fs, 0);
 		return 0;
 	}
-	per = STORE_SCAN_ROWS / (fs->nstreams ? fs->nstreams : 1);
+	per = STORE_SCAN_ROWS / ((fs->nstreams ? fs->nstreams : 1) * nf);
 	if (per > SCAN_STREAM_ROWS_MAX)
 		per = SCAN_STREAM_ROWS_MAX;
 	if (per > fs->left)
@@ -620,7 +623,7 @@ fscan_setup(struct store_scan *s, struct fscan *fs)
 	}
 	if (rc != 0)
 		return rc;
-	if (setup_buffers(fs) == -1)
+	if (setup_buffers(fs, s->n) == -1)
 		return -1;
 	fs->ready = true;
 	return 0;

@@ -115,6 +115,13 @@ stream_end(void *session)
 	return import_end(session);
 }
 
+/* An import waits while the relay's clients have not taken what it sent. */
+static bool
+stream_busy(void *arg)
+{
+	return serve_backlogged(((struct app *)arg)->serve);
+}
+
 void
 cmd_data_stream_ops(struct app *app, struct ctlsock_stream *ops)
 {
@@ -122,5 +129,6 @@ cmd_data_stream_ops(struct app *app, struct ctlsock_stream *ops)
 	ops->begin = stream_begin;
 	ops->line = stream_line;
 	ops->end = stream_end;
+	ops->busy = stream_busy;
 	ops->arg = app;
 }

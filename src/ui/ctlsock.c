@@ -35,6 +35,7 @@ struct ctl_client {
 	char			*out;
 	size_t			 outlen, outpos;
 	void			*session;	/* a streaming command's */
+	uint64_t		 busy_timer;	/* reading resumes */
 	int			 skipping;	/* a stream line over the limit */
 	struct ctl_client	*next;
 };
@@ -119,6 +120,7 @@ client_close(struct ctl_client *c)
 	stream_abandon(c);
 	loop_fd_del(c->owner->loop, c->fd);
 	loop_timer_clear(c->owner->loop, &c->timer);
+	loop_timer_clear(c->owner->loop, &c->busy_timer);
 }
 
 static void
@@ -251,13 +253,37 @@ client_dispatch(struct ctl_client *c, size_t linelen)
 static void
 client_timeout(struct loop *, void *);
 
-/* A stream's bytes: fed as they come; its deadline moves with them. */
+static void
+stream_resume(struct loop *loop, void *arg)
+{
+	struct ctl_client	*c = arg;
+
+	c->busy_timer = 0;
+	if (!c->closing)
+		loop_fd_set_events(loop, c->fd, POLLIN);
+}
+
+/*
+ * A stream's bytes: fed as they come; its deadline moves with them. While
+ * the stream's consumer is busy nothing is read: the sender waits in its
+ * socket buffer (and the deadline waits with it).
+ */
 static void
 stream_read(struct ctl_client *c)
 {
 	static uint8_t	chunk[64 * 1024];
 	ssize_t		n;
 
+	if (c->owner->ops.busy != NULL && c->owner->ops.busy(c->owner->ops.arg)) {
+		loop_fd_set_events(c->owner->loop, c->fd, 0);
+		if (c->busy_timer == 0)
+			c->busy_timer = loop_timer_add(c->owner->loop,
+			    IMPORT_BUSY_RETRY_MS, stream_resume, c);
+		loop_timer_clear(c->owner->loop, &c->timer);
+		c->timer = loop_timer_add(c->owner->loop, CTL_IO_TIMEOUT_MS,
+		    client_timeout, c);
+		return;
+	}
 	n = read(c->fd, chunk, sizeof(chunk));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -477,6 +503,7 @@ ctlsock_free(struct ctlsock *cs)
 		cs->clients = c->next;
 		loop_fd_del(cs->loop, c->fd);
 		loop_timer_clear(cs->loop, &c->timer);
+		loop_timer_clear(cs->loop, &c->busy_timer);
 		client_free(c);
 	}
 	loop_hook_del(cs->loop, ctlsock_reap, cs);

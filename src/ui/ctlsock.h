@@ -11,6 +11,7 @@
 #ifndef CACHEBOX_UI_CTLSOCK_H
 #define CACHEBOX_UI_CTLSOCK_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
@@ -40,6 +41,8 @@ struct ctlsock_stream {
 		    char *err, size_t errlen);
 	void	 (*line)(void *session, const char *text, size_t len);
 	cJSON	*(*end)(void *session);
+	/* true: read no more of the stream for now (looked at again soon) */
+	bool	 (*busy)(void *arg);
 	void	 *arg;
 };
 
