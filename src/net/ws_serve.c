@@ -135,6 +135,16 @@ peer_recv_cb(wslay_event_context_ptr ctx, uint8_t *data, size_t len,
 	struct ws_peer	*p = arg;
 	ssize_t		 n;
 
+	/*
+	 * wslay reads for as long as bytes come: a peer that sends many
+	 * messages without reading the answers is paused here, between two
+	 * of them, as soon as what waits for it passes the high-water mark.
+	 */
+	if (ws_peer_queued(p) > p->o.send_high_water) {
+		p->paused = true;
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
 	if (buf_avail(&p->extra) > 0) {
 		n = (ssize_t)(len < buf_avail(&p->extra) ? len :
 		    buf_avail(&p->extra));
