@@ -25,20 +25,24 @@ static int	w_event(struct wire_msg *, const char *, size_t, size_t, char *, size
 static int	w_neg_open(struct wire_msg *, const char *, size_t, size_t, char *, size_t);
 static int	w_neg_msg(struct wire_msg *, const char *, size_t, size_t, char *, size_t);
 
+/* Any number of filters is read as an array; max_filters bounds it. */
+#define WIRE_MANY	(1 << 20)
+
 static const struct wire_kind {
 	const char	*name;
 	enum wire_type	 type;
 	int		 min, max;	/* elements, with the type */
+	bool		 sub;		/* element 1 is a subscription id */
 	wire_handler	 fn;
 } wire_kinds[] = {
-	{ "REQ",	WIRE_REQ,	3, 2 + RELAY_MSG_MAX_FILTERS + 64, w_req },
-	{ "CLOSE",	WIRE_CLOSE,	2, 2, w_sub },
-	{ "EVENT",	WIRE_EVENT,	2, 2, w_event },
-	{ "COUNT",	WIRE_COUNT,	3, 2 + RELAY_MSG_MAX_FILTERS + 64, w_req },
-	{ "AUTH",	WIRE_AUTH,	2, 2, w_event },
-	{ "NEG-OPEN",	WIRE_NEG_OPEN,	4, 4, w_neg_open },
-	{ "NEG-MSG",	WIRE_NEG_MSG,	3, 3, w_neg_msg },
-	{ "NEG-CLOSE",	WIRE_NEG_CLOSE,	2, 2, w_sub },
+	{ "REQ",	WIRE_REQ,	3, WIRE_MANY, true, w_req },
+	{ "CLOSE",	WIRE_CLOSE,	2, 2, true, w_sub },
+	{ "EVENT",	WIRE_EVENT,	2, 2, false, w_event },
+	{ "COUNT",	WIRE_COUNT,	3, WIRE_MANY, true, w_req },
+	{ "AUTH",	WIRE_AUTH,	2, 2, false, w_event },
+	{ "NEG-OPEN",	WIRE_NEG_OPEN,	4, 4, true, w_neg_open },
+	{ "NEG-MSG",	WIRE_NEG_MSG,	3, 3, true, w_neg_msg },
+	{ "NEG-CLOSE",	WIRE_NEG_CLOSE,	2, 2, true, w_sub },
 };
 #define WIRE_NKINDS	(sizeof(wire_kinds) / sizeof(wire_kinds[0]))
 
@@ -106,12 +110,13 @@ w_filters(struct wire_msg *m, int from, size_t n, char *why, size_t whylen)
 	for (i = 0; i < n; i++) {
 		if (filter_parse(&m->filters[i], cJSON_GetArrayItem(m->root,
 		    from + (int)i), err, sizeof(err)) == -1) {
+			say(why, whylen, "invalid: filter %zu: %s", i + 1, err);
 			while (i > 0)
 				filter_free(&m->filters[--i]);
 			free(m->filters);
 			m->filters = NULL;
-			return say(why, whylen, "invalid: filter %zu: %s", i + 1,
-			    err);
+			m->nfilters = 0;
+			return -1;
 		}
 		filter_sort(&m->filters[i]);
 		m->nfilters++;
@@ -297,13 +302,15 @@ wire_parse(struct wire_msg *m, const char *frame, size_t len,
 	}
 	m->type = k->type;
 	n = cJSON_GetArraySize(m->root);
-	if (k->fn(m, frame, len, max_filters, why, whylen) == -1)
-		goto fail;
 	if (n < k->min || n > k->max) {
+		if (k->sub)	/* so the refusal can name the subscription */
+			(void)w_subid(m, why, whylen);
 		say(why, whylen, "invalid: %s takes %d to %d elements, not %d",
 		    k->name, k->min, k->max, n);
 		goto fail;
 	}
+	if (k->fn(m, frame, len, max_filters, why, whylen) == -1)
+		goto fail;
 	return 0;
 fail:
 	wire_free(m);
