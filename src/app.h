@@ -30,6 +30,8 @@ struct negsync;
 struct jobs;
 struct retention;
 struct http;
+struct serve;
+struct backup;
 struct console;
 
 /*
@@ -61,6 +63,8 @@ struct app {
 	struct jobs		*jobs;		/* custom backfill jobs */
 	struct retention	*retention;	/* store.max_bytes enforced */
 	struct http		*http;		/* status page, API, /metrics */
+	struct serve		*serve;		/* the box as a relay (relay.listen) */
+	struct backup		*backup;	/* cacheboxctl backup, on the loop */
 	struct console		*console;	/* serial console, or NULL */
 	struct app_section	 sections[APP_MAX_SECTIONS];
 	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */

@@ -6,10 +6,17 @@
  * file must never print a secret key it did not decode on request, and
  * never read a line past the event size limit into memory.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -20,10 +27,14 @@
 #include "core/json.h"
 #include "core/limits.h"
 #include "nostr/event.h"
+#include "nostr/filter.h"
 #include "nostr/key.h"
 #include "nostr/neg_harness.h"
 #include "nostr/nip19.h"
+#include "store/scan.h"
+#include "store/store.h"
 #include "ui/ctlclient.h"
+#include "ui/ctlsock.h"
 
 #define CTL_EXIT_USAGE	2
 #define CTL_DEFAULT_DIR	"/var/lib/cachebox"
@@ -45,6 +56,12 @@ ctl_usage(FILE *fp)
 	    "  nip19 encode npub|nsec|note HEX\n"
 	    "  negentropy harness           NIP-77 conformance line protocol on\n"
 	    "                               stdin/stdout (FRAMESIZELIMIT bytes)\n"
+	    "  export [--filter JSON] [FILE|-]  stored events as JSONL, newest\n"
+	    "                               first (reads the database; the daemon\n"
+	    "                               may run)\n"
+	    "data commands (through the daemon):\n"
+	    "  import FILE|-                JSONL events, each verified and stored\n"
+	    "  backup FILE                  a consistent copy of the database\n"
 	    "daemon commands (add --json for the raw answer):\n"
 	    "  help                         list the daemon's commands\n"
 	    "  status                       the status document\n"
@@ -387,6 +404,320 @@ ctl_negentropy(const struct ctl *ctl, int argc, char **argv)
 	return neg_harness_run(stdin, stdout, stderr, limit);
 }
 
+/* ---- export ------------------------------------------------------- */
+
+/* Parse --filter: one filter object, or an array of them. */
+static int
+ctl_export_filters(const char *text, struct filter **out, size_t *n)
+{
+	cJSON		*j = NULL;
+	const cJSON	*e;
+	char		 err[256];
+	size_t		 i = 0, want;
+
+	if (text == NULL)
+		text = "{}";
+	if ((j = cJSON_Parse(text)) == NULL ||
+	    (!cJSON_IsObject(j) && !cJSON_IsArray(j))) {
+		fprintf(stderr, "cacheboxctl: --filter: not a JSON object or "
+		    "array of objects\n");
+		cJSON_Delete(j);
+		return -1;
+	}
+	want = cJSON_IsArray(j) ? (size_t)cJSON_GetArraySize(j) : 1;
+	if (want == 0 || (*out = calloc(want, sizeof(**out))) == NULL) {
+		fprintf(stderr, "cacheboxctl: --filter: no filter\n");
+		cJSON_Delete(j);
+		return -1;
+	}
+	for (e = cJSON_IsArray(j) ? j->child : j; e != NULL && i < want;
+	    e = e->next, i++) {
+		if (filter_parse(&(*out)[i], e, err, sizeof(err)) == -1) {
+			fprintf(stderr, "cacheboxctl: --filter: %s\n", err);
+			while (i > 0)
+				filter_free(&(*out)[--i]);
+			free(*out);
+			cJSON_Delete(j);
+			return -1;
+		}
+		filter_sort(&(*out)[i]);
+	}
+	*n = want;
+	cJSON_Delete(j);
+	return 0;
+}
+
+struct ctl_export {
+	FILE		*out;
+	uint64_t	 n;
+	int		 failed;
+};
+
+static int
+ctl_export_row(void *arg, const struct store_scan_row *row, const char *json,
+    size_t len)
+{
+	struct ctl_export	*x = arg;
+
+	if (fwrite(json, 1, len, x->out) != len || putc('\n', x->out) == EOF) {
+		x->failed = 1;
+		return 1;
+	}
+	x->n++;
+	return 0;
+}
+
+static FILE *
+ctl_export_open(const char *file)
+{
+	int	fd;
+	FILE	*f;
+
+	if (file == NULL || strcmp(file, "-") == 0)
+		return stdout;
+	if ((fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1 || (f = fdopen(fd, "w")) == NULL) {
+		fprintf(stderr, "cacheboxctl: %s: %s\n", file, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/*
+ * Every stored event (or those of --filter, within its limits) as one
+ * JSON line each, newest first. The database is read beside the daemon;
+ * each step of the scan is one short read transaction, so the WAL is
+ * never held back for the length of the export. Events stored after the
+ * export began are not in it.
+ */
+static int
+ctl_export(const struct ctl *ctl, int argc, char **argv)
+{
+	struct store_scan_opts	 o = { .with_json = true };
+	struct ctl_export	 x = { NULL, 0, 0 };
+	struct store		*st;
+	struct store_scan	*sc = NULL;
+	struct filter		*f = NULL;
+	const char		*ftext = NULL, *file = NULL;
+	char			 err[512];
+	size_t			 n = 0, i;
+	int			 a = 0, rc = -1;
+
+	if (argc >= 2 && strcmp(argv[0], "--filter") == 0) {
+		ftext = argv[1];
+		a = 2;
+	}
+	if (argc - a > 1) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	file = argc - a == 1 ? argv[a] : NULL;
+	if (ctl_export_filters(ftext, &f, &n) == -1)
+		return CTL_EXIT_USAGE;
+	if (store_open_readonly(&st, ctl->dir != NULL ? ctl->dir :
+	    CTL_DEFAULT_DIR, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cacheboxctl: %s\n", err);
+		goto out;
+	}
+	if ((x.out = ctl_export_open(file)) != NULL &&
+	    (sc = store_scan_new(st, f, n, &o)) != NULL)
+		while ((rc = store_scan_step(sc, EXPORT_SLICE_ROWS,
+		    ctl_export_row, &x)) == 1 && !x.failed)
+			;
+	store_scan_free(sc);
+	store_close(st);
+	if (x.out != NULL && (fflush(x.out) == EOF || x.failed))
+		rc = -1;
+	if (x.out != NULL && x.out != stdout)
+		fclose(x.out);
+	if (rc == 0)
+		fprintf(stderr, "cacheboxctl: exported %llu events\n",
+		    (unsigned long long)x.n);
+	else
+		fprintf(stderr, "cacheboxctl: export failed after %llu events\n",
+		    (unsigned long long)x.n);
+out:
+	for (i = 0; i < n; i++)
+		filter_free(&f[i]);
+	free(f);
+	return rc == 0 ? 0 : 1;
+}
+
+/* ---- import and backup (through the daemon) ---------------------- */
+
+static int
+ctl_sock(const struct ctl *ctl, char *path, size_t len)
+{
+	if (ctlsock_path(ctl->dir != NULL ? ctl->dir : CTL_DEFAULT_DIR, path,
+	    len) == -1) {
+		fprintf(stderr, "cacheboxctl: state directory path too long\n");
+		return -1;
+	}
+	return 0;
+}
+
+static double
+ctl_num(const cJSON *o, const char *name)
+{
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* Print an answer; 1 when it is an error. */
+static int
+ctl_error(const cJSON *r)
+{
+	const cJSON	*e = cJSON_GetObjectItemCaseSensitive(r, "error");
+
+	if (!cJSON_IsString(e))
+		return 0;
+	fprintf(stderr, "cacheboxctl: %s\n", e->valuestring);
+	return 1;
+}
+
+static void
+ctl_import_print(const cJSON *r)
+{
+	const cJSON	*l, *e;
+
+	printf("lines: %.0f\nstored: %.0f\nduplicate: %.0f\ninvalid: %.0f\n"
+	    "errors: %.0f\n", ctl_num(r, "lines"), ctl_num(r, "stored"),
+	    ctl_num(r, "duplicate"), ctl_num(r, "invalid"),
+	    ctl_num(r, "errors"));
+	l = cJSON_GetObjectItemCaseSensitive(r, "invalid_lines");
+	cJSON_ArrayForEach(e, l) {
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "reason");
+
+		printf("  line %.0f: %s\n", ctl_num(e, "line"),
+		    cJSON_IsString(why) ? why->valuestring : "?");
+	}
+}
+
+/*
+ * Send FILE (or stdin) to the daemon line by line; every event goes
+ * through ingest there. Exit 1 when any line was refused or not stored.
+ */
+static int
+ctl_import(const struct ctl *ctl, int argc, char **argv)
+{
+	char	 path[256], err[512], *text;
+	FILE	*in = stdin;
+	cJSON	*r;
+	int	 json = argc == 2 && strcmp(argv[1], "--json") == 0, rc;
+
+	if (argc < 1 || argc > 2 || (argc == 2 && !json)) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[0], "-") != 0 && (in = fopen(argv[0], "r")) == NULL) {
+		fprintf(stderr, "cacheboxctl: %s: %s\n", argv[0],
+		    strerror(errno));
+		return 1;
+	}
+	if (ctl_sock(ctl, path, sizeof(path)) == -1)
+		return CTL_EXIT_USAGE;
+	r = ctlsock_call_stream(path, "import", NULL, in, IMPORT_MAX_LINE_BYTES,
+	    err, sizeof(err));
+	if (in != stdin)
+		fclose(in);
+	if (r == NULL) {
+		fprintf(stderr, "cacheboxctl: %s\n", err);
+		return 1;
+	}
+	if ((rc = ctl_error(r)) == 0) {
+		if (json && (text = cJSON_Print(r)) != NULL) {
+			printf("%s\n", text);
+			free(text);
+		} else if (!json)
+			ctl_import_print(r);
+		rc = ctl_num(r, "invalid") > 0 || ctl_num(r, "errors") > 0;
+	}
+	cJSON_Delete(r);
+	return rc;
+}
+
+static void
+ctl_sleep_ms(long ms)
+{
+	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* The absolute form of file (its directory must exist). */
+static int
+ctl_abspath(const char *file, char *out, size_t len)
+{
+	char		 dir[PATH_MAX], real[PATH_MAX];
+	const char	*slash = strrchr(file, '/'), *base;
+
+	if (slash == NULL) {
+		snprintf(dir, sizeof(dir), ".");
+		base = file;
+	} else {
+		snprintf(dir, sizeof(dir), "%.*s", slash == file ? 1 :
+		    (int)(slash - file), file);
+		base = slash + 1;
+	}
+	if (*base == '\0' || realpath(dir, real) == NULL)
+		return -1;
+	return snprintf(out, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
+	    base) < (int)len ? 0 : -1;
+}
+
+/*
+ * Ask the daemon for an online backup to FILE and wait for it: the copy
+ * runs in steps on the daemon's loop while it keeps working.
+ */
+static int
+ctl_backup(const struct ctl *ctl, int argc, char **argv)
+{
+	char		 path[256], file[PATH_MAX], err[512];
+	const cJSON	*state;
+	cJSON		*args, *r;
+	int		 rc = 1;
+
+	if (argc != 1) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (ctl_abspath(argv[0], file, sizeof(file)) == -1) {
+		fprintf(stderr, "cacheboxctl: %s: no such directory\n", argv[0]);
+		return 1;
+	}
+	if (ctl_sock(ctl, path, sizeof(path)) == -1 ||
+	    (args = cJSON_CreateObject()) == NULL)
+		return CTL_EXIT_USAGE;
+	cJSON_AddStringToObject(args, "file", file);
+	r = ctlsock_call(path, "backup", args, err, sizeof(err));
+	cJSON_Delete(args);
+	while (r != NULL && !ctl_error(r)) {
+		state = cJSON_GetObjectItemCaseSensitive(r, "state");
+		if (cJSON_IsString(state) && strcmp(state->valuestring,
+		    "running") != 0) {
+			if (strcmp(state->valuestring, "done") == 0) {
+				printf("backup: %s (%.0f pages)\n", file,
+				    ctl_num(r, "pages_total"));
+				rc = 0;
+			} else if (!ctl_error(r))
+				fprintf(stderr, "cacheboxctl: backup %s\n",
+				    state->valuestring);
+			break;
+		}
+		cJSON_Delete(r);
+		ctl_sleep_ms(100);
+		r = ctlsock_call(path, "backup status", NULL, err, sizeof(err));
+	}
+	if (r == NULL)
+		fprintf(stderr, "cacheboxctl: %s\n", err);
+	cJSON_Delete(r);
+	return rc;
+}
+
 /* ---- main ----------------------------------------------------------- */
 
 /* Offline commands; anything else is a daemon command. */
@@ -394,7 +725,10 @@ static const struct ctl_cmd {
 	const char	*name;
 	int		(*fn)(const struct ctl *, int, char **);
 } ctl_cmds[] = {
+	{ "backup", ctl_backup },
 	{ "event", ctl_event },
+	{ "export", ctl_export },
+	{ "import", ctl_import },
 	{ "negentropy", ctl_negentropy },
 	{ "nip19", ctl_nip19 },
 };
@@ -422,6 +756,8 @@ main(int argc, char **argv)
 	size_t		i;
 	int		a = 1;
 
+	umask(077);			/* an export holds the cache */
+	signal(SIGPIPE, SIG_IGN);	/* a daemon that hangs up is an error */
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (strcmp(argv[a], "-d") == 0 && a + 1 < argc)
 			ctl.dir = argv[++a];

@@ -27,8 +27,10 @@
 #include "net/dns.h"
 #include "nostr/nip19.h"
 #include "relay/pool.h"
+#include "serve/serve.h"
 #include "store/config_store.h"
 #include "store/store.h"
+#include "sync/backup.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
@@ -37,6 +39,7 @@
 #include "sync/negsync.h"
 #include "sync/relays_obs.h"
 #include "sync/retention.h"
+#include "ui/cmd_data.h"
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
@@ -169,7 +172,7 @@ bad:
  */
 static const char *const state_files[] = {
 	STORE_DB_NAME, STORE_DB_NAME "-wal", STORE_DB_NAME "-shm",
-	STORE_DB_NAME "-journal", "http.port",
+	STORE_DB_NAME "-journal", "http.port", "relay.port",
 };
 
 /* chmod 0600 every state file that others may read; log each one. */
@@ -414,8 +417,10 @@ start_sync(struct app *app)
 	    app->cfg);
 	app->jobs = jobs_new(app->loop, app->pool, app->ingest, app->store,
 	    app->cfg, app->follow);
+	/* After ingest: its hook steps once ingest's has committed. */
+	app->backup = backup_new(app->loop, app->store);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
-	    app->negsync == NULL || app->jobs == NULL ||
+	    app->negsync == NULL || app->jobs == NULL || app->backup == NULL ||
 	    app->retention == NULL ||
 	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
 	    follow_listen(app->follow, live_sync, app->live) == -1) {
@@ -427,6 +432,33 @@ start_sync(struct app *app)
 	drain_set_negsync(app->drain, app->negsync);
 	follow_start(app->follow);
 	return 0;
+}
+
+/*
+ * The box's own relay on relay.listen (empty: none). Like the status
+ * page, not worth refusing to start over: a busy port is logged and the
+ * box runs on without it.
+ */
+static void
+start_relay(struct app *app)
+{
+	struct serve_opts	o = { 0 };
+	char			err[512];
+
+	o.listen = config_get(app->cfg, "relay.listen");
+	if (*o.listen == '\0')
+		return;
+	o.loop = app->loop;
+	o.store = app->store;
+	o.ingest = app->ingest;
+	o.cfg = app->cfg;
+	o.pubkey = app->key.pubkey;
+	o.state_dir = app->state_dir;
+	if ((app->serve = serve_start(&o, err, sizeof(err))) == NULL) {
+		log_warnx("%s; running without the relay endpoint", err);
+		return;
+	}
+	app_section_add(app, "relay_endpoint", serve_status_json, app->serve);
 }
 
 /*
@@ -460,7 +492,8 @@ start_uplink(struct app *app)
 static int
 start_parts(struct app *app)
 {
-	char	path[256], err[512];
+	struct ctlsock_stream	stream;
+	char			path[256], err[512];
 
 	if ((app->loop = loop_new()) == NULL ||
 	    loop_signals(app->loop, on_signal, app) == -1) {
@@ -480,8 +513,11 @@ start_parts(struct app *app)
 	}
 	if (start_surfaces(app) == -1 || start_sync(app) == -1)
 		return -1;
+	cmd_data_stream_ops(app, &stream);
+	ctlsock_set_stream(app->ctl, &stream);
 	if (start_uplink(app) == -1)
 		return -1;
+	start_relay(app);
 	if (app->exit_when_idle)
 		loop_timer_add(app->loop, 0, idle_check, app);
 	return 0;
@@ -491,6 +527,9 @@ static void
 stop_parts(struct app *app)
 {
 	console_free(app->console);
+	if (app->serve != NULL)
+		app_section_del(app, app->serve);
+	serve_free(app->serve);
 	http_free(app->http);
 	ctlsock_free(app->ctl);
 	uplink_free(app->uplink);
@@ -499,6 +538,7 @@ stop_parts(struct app *app)
 	drain_free(app->drain);
 	negsync_free(app->negsync);
 	retention_free(app->retention);
+	backup_free(app->backup);
 	follow_free(app->follow);
 	pool_free(app->pool);
 	relays_obs_free(app->relays_obs);

@@ -116,6 +116,28 @@ static const struct cfg_def cfg_table[] = {
 	  .min = 10, .max = 3600000, .unit = "ms",
 	  .help = "wait before a failed job batch is asked again; doubled "
 	  "for each failure", .flags = CFG_RUNTIME },
+	{ .name = "relay.listen", .type = CFG_HOSTPORT, .def = "127.0.0.1:7777",
+	  .help = "address of the box's own relay (NIP-01 reads, NIP-11, "
+	  "NIP-45, NIP-77); empty = off", .flags = CFG_OPTIONAL },
+	{ .name = "relay.accept", .type = CFG_CHOICE, .def = "none",
+	  .choices = "none|roots|follows",
+	  .help = "EVENTs the relay stores from its clients: none (read-only), "
+	  "those signed by a root, or by any followed key",
+	  .flags = CFG_RUNTIME },
+	{ .name = "relay.auth", .type = CFG_CHOICE, .def = "none",
+	  .choices = "none|owners",
+	  .help = "who may read from the relay: anyone, or only clients that "
+	  "authenticate (NIP-42) as a root or a key of relay.readers",
+	  .flags = CFG_RUNTIME },
+	{ .name = "relay.readers", .type = CFG_KEYS, .def = "",
+	  .help = "keys besides the roots allowed to read when relay.auth = "
+	  "owners (npub or hex)", .flags = CFG_RUNTIME },
+	{ .name = "relay.name", .type = CFG_STRING, .def = "cachebox",
+	  .help = "name in the relay's NIP-11 document", .flags = CFG_RUNTIME },
+	{ .name = "relay.description", .type = CFG_STRING,
+	  .def = "a home Nostr cache: read-only copies of what its owner "
+	  "follows", .help = "description in the relay's NIP-11 document",
+	  .flags = CFG_RUNTIME },
 	{ .name = NULL },
 };
 

@@ -27,6 +27,7 @@ enum cfg_type {
 	CFG_KEYS,	/* comma-separated npub or 64-hex public keys (may be empty) */
 	CFG_ADDRS,	/* comma-separated IP, IP:port or [v6]:port (may be empty) */
 	CFG_TOKEN,	/* a secret kept only as its salted hash (core/secret.h) */
+	CFG_CHOICE,	/* one word of cfg_def.choices */
 	CFG_NTYPES
 };
 
@@ -48,6 +49,8 @@ enum cfg_flag {
 	 * stored it (DESIGN.md 9: a remote command never names a path).
 	 */
 	CFG_LOCAL = 1 << 2,
+	/* May be empty, meaning "off" (relay.listen), whatever its type. */
+	CFG_OPTIONAL = 1 << 3,
 };
 
 struct cfg_def {
@@ -58,6 +61,7 @@ struct cfg_def {
 	const char	*unit;		/* "ms", "bytes", ... or NULL */
 	const char	*help;
 	unsigned	 flags;		/* enum cfg_flag */
+	const char	*choices;	/* CFG_CHOICE: the words allowed, "a|b|c" */
 };
 
 struct config;

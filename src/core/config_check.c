@@ -472,6 +472,24 @@ cfg_check_hostport(const struct cfg_def *d, const char *s,
 	return cfg_copy(out, s);
 }
 
+/* One of the words of d->choices ("a|b|c"), exactly. */
+static int
+cfg_check_choice(const struct cfg_def *d, const char *s,
+    struct cfg_parsed *out, char *err, size_t errlen)
+{
+	const char	*p = d->choices != NULL ? d->choices : "";
+	size_t		 n = strlen(s), w;
+
+	out->num = 0;
+	for (; *p != '\0'; p += w + (p[w] == '|'), out->num++) {
+		w = strcspn(p, "|");
+		if (w == n && strncmp(p, s, n) == 0)
+			return cfg_copy(out, s);
+	}
+	return cfg_fail(err, errlen, "%s: '%s' is not one of %s", d->name, s,
+	    d->choices != NULL ? d->choices : "(none)");
+}
+
 static const struct {
 	const char	*name;
 	cfg_check_fn	 check;
@@ -487,6 +505,7 @@ static const struct {
 	[CFG_KEYS] = { "keys", cfg_check_keys },
 	[CFG_ADDRS] = { "addresses", cfg_check_addrs },
 	[CFG_TOKEN] = { "token", cfg_check_token },
+	[CFG_CHOICE] = { "choice", cfg_check_choice },
 };
 
 /* Trim value, refuse what no type accepts, then run the type's check. */
@@ -508,6 +527,11 @@ cfg_parse(const struct cfg_def *d, const char *value, struct cfg_parsed *out,
 			    "control character", d->name);
 	memcpy(tmp, s, n);
 	tmp[n] = '\0';
+	if (n == 0 && (d->flags & CFG_OPTIONAL)) {
+		out->text[0] = '\0';
+		out->num = 0;
+		return 0;
+	}
 	return cfg_types[d->type].check(d, tmp, out, err, errlen);
 }
 

@@ -183,6 +183,7 @@
 #define INGEST_COMMIT_MIN_MS		250		/* a batch younger than this waits for later rounds (SD wear), ms */
 #define INGEST_COMMIT_EVENTS		2000		/* ...unless it holds this many events */
 #define INGEST_NEWEST_RELAYS		64		/* relays whose newest live event one batch tracks */
+#define INGEST_MAX_LISTENERS		4		/* parts told of every new event (negsync's recovery, the relay endpoint's live push) */
 #define STORE_QUERY_MAX_ROWS		10000		/* rows one local query examines */
 #define STORE_QUERY_MAX_LIST		1000		/* ids, authors or kinds bound into one local query */
 #define STORE_EVICT_SCAN_ROWS		2000		/* rows one retention step examines */
@@ -306,5 +307,53 @@
 #define JOBS_SHOW_MAX_BATCHES		200		/* unfinished, incomplete or failed batches one show lists */
 #define JOBS_PREVIEW_ITEMS		5		/* resolved authors or ids a dry run shows */
 #define JOBS_REASON_MAX			200		/* bytes of a batch's or job's reason */
+
+/*
+ * Relay endpoint: the box as a NIP-01 relay on the LAN (src/serve,
+ * net/ws_serve.c, store/scan.c, store/tags.c). Memory, worst case, with
+ * every client at its limits: RELAYD_MAX_CLIENTS x (a message being
+ * received, at most RELAYD_MAX_MSG_BYTES, plus wslay's 4 KiB context)
+ * for input, RELAYD_SEND_BUDGET for output whatever the number of
+ * clients, RELAYD_ACTIVE_SCANS x RELAYD_SCAN_ROWS x 48 bytes for queries,
+ * RELAYD_MAX_NEG_SESSIONS x NEG_MAX_ITEMS x 40 bytes for NIP-77.
+ */
+#define RELAYD_MAX_CLIENTS		64		/* WebSocket clients at once */
+#define RELAYD_HANDSHAKE_SLOTS		16		/* connections at the door or upgrading besides them */
+#define RELAYD_MAX_MSG_BYTES		(128 * 1024)	/* bytes of one client message (NIP-11 max_message_length) */
+#define RELAYD_MAX_SUBS			20		/* open subscriptions per connection (NIP-11 max_subscriptions) */
+#define RELAYD_MAX_FILTERS		10		/* filters in one REQ or COUNT (NIP-11 max_filters) */
+#define RELAYD_MAX_LIMIT		5000		/* events one filter gives its initial query; also the limit of a filter without one */
+#define RELAYD_SEND_HIGH_WATER		(64 * 1024)	/* queued bytes of a client above which its queries pause */
+#define RELAYD_SEND_QUEUE_MAX		(256 * 1024)	/* queued bytes of a client past which it is cut off (slow reader); one message more may be queued */
+#define RELAYD_SEND_BUDGET		(4 * 1024 * 1024) /* queued bytes of every client together; past it the longest queue is cut */
+#define RELAYD_STALL_MS			5000		/* a client with bytes waiting that takes none for this long is cut off, ms */
+#define RELAYD_STALL_SWEEP_MS		1000		/* how often stalled clients are looked for, ms */
+#define RELAYD_SLICE_ROWS		2000		/* rows one query slice examines before the loop turns */
+#define RELAYD_SLICE_EVENTS		500		/* events one query slice sends before the loop turns */
+#define RELAYD_ACTIVE_SCANS		8		/* queries (REQ, COUNT, NEG-OPEN) served at once; others wait their turn */
+#define RELAYD_MAX_NEG_SESSIONS		2		/* NIP-77 sessions open at once over every client */
+#define RELAYD_NEG_FRAME_BYTES		(64 * 1024)	/* frame-size limit of our NEG-MSG answers, bytes (binary) */
+#define RELAYD_NOTICE_MAX		256		/* bytes of a NOTICE, CLOSED or OK message we write */
+#define RELAYD_CHALLENGE_BYTES		16		/* random bytes of a NIP-42 challenge (hex on the wire) */
+#define RELAYD_AUTH_WINDOW_S		600		/* an AUTH event's created_at within this of now, s */
+#define RELAYD_PING_MS			60000		/* a client silent this long is pinged, ms */
+#define RELAYD_DEAD_MS			150000		/* a client silent this long (no pong either) is closed, ms */
+#define RELAYD_SHED_IDLE_MS		30000		/* at the limit, a client with no subscription silent this long makes room, ms */
+#define RELAYD_CLOSE_LINGER_MS		2000		/* after our close frame, what the peer sends is read and dropped for, ms */
+#define RELAYD_EVICT_MIN_AGE_MS		1000		/* a connection still sending its head is pushed out for a newer one after, ms */
+#define STORE_SCAN_ROWS			1024		/* rows one scan buffers over all its filters' index streams (48 bytes each) */
+#define STORE_SCAN_MAX_STREAMS		1024		/* index streams one filter is split into; past it the filter is read in time order */
+#define TAGS_FILL_STEP_EVENTS		500		/* stored events one background step of the tag index reads */
+#define TAGS_FILL_GAP_MS		20		/* pause between two such steps, ms */
+#define TAGS_MAX_PER_EVENT		EVENT_MAX_TAGS	/* index rows one event may add */
+
+/* Export, import and backup (cacheboxctl, src/serve/backup.c, ui/ctlsock.c). */
+#define EXPORT_SLICE_ROWS		2000		/* rows one read transaction of an export examines (the WAL is never held longer) */
+#define IMPORT_MAX_LINE_BYTES		(EVENT_MAX_BYTES_CEILING + 1) /* bytes of one line of an import stream */
+#define IMPORT_REPORT_INVALID		10		/* invalid lines an import reports by number and reason */
+#define IMPORT_BUSY_RETRY_MS		20		/* an import paused for the relay's clients looks again after, ms */
+#define BACKUP_STEP_PAGES		256		/* database pages one backup step copies */
+#define BACKUP_STEP_GAP_MS		5		/* pause between two backup steps, ms */
+#define BACKUP_BUSY_RETRY_MS		20		/* retry of a step that found a write transaction open, ms */
 
 #endif

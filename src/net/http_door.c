@@ -91,22 +91,29 @@ conn_drop(struct http_door *d, struct door_conn *c, int close_fd)
 /*
  * The connection to push out for a newcomer: the oldest that has sent
  * nothing at all, else the oldest still trickling its head, else one
- * lingering after a refusal. NULL if none waits at the door.
+ * lingering after a refusal; connections younger than evict_min_age_ms
+ * are left alone. NULL if none may go.
  */
 static struct door_conn *
 eviction_candidate(struct http_door *d)
 {
-	struct door_conn	*c, *trickling = NULL;
+	struct door_conn	*c, *trickling = NULL, *lingering = NULL;
+	uint64_t		 now = loop_now_ms(d->loop);
 
 	for (c = d->head; c != NULL; c = c->next) {
-		if (c->state != DOOR_READING)
+		if (c->state != DOOR_READING) {
+			if (lingering == NULL)
+				lingering = c;
 			continue;
+		}
+		if (now - c->accepted_ms < d->o.evict_min_age_ms)
+			continue;	/* too young to push out */
 		if (c->seen == 0)
 			return c;
 		if (trickling == NULL)
 			trickling = c;
 	}
-	return trickling != NULL ? trickling : d->head;
+	return trickling != NULL ? trickling : lingering;
 }
 
 /* ---- refusing ---------------------------------------------------------- */
@@ -134,6 +141,29 @@ conn_refuse(struct http_door *d, struct door_conn *c, unsigned status,
 	d->stats.refused++;
 }
 
+/*
+ * At the limit: tell a newcomer why in one small 503 (it fits any socket
+ * buffer), read what it already sent so the close is not a reset, close.
+ */
+static void
+turn_away(struct http_door *d, int fd)
+{
+	char	msg[512];
+	int	n;
+
+	n = snprintf(msg, sizeof(msg), "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: application/json\r\nCache-Control: no-store\r\n"
+	    "Connection: close\r\nRetry-After: 5\r\nContent-Length: %zu\r\n"
+	    "\r\n{\"error\":\"%s\"}", strlen(d->o.full_reason) + 12,
+	    d->o.full_reason);
+	if (n > 0 && (size_t)n < sizeof(msg))
+		(void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(fd, SHUT_WR);
+	while (recv(fd, door_scratch, sizeof(door_scratch), MSG_DONTWAIT) > 0)
+		;
+	close(fd);
+}
+
 /* Read and drop what a lingering peer still sends; close at its EOF. */
 static void
 conn_drain(struct http_door *d, struct door_conn *c)
@@ -149,19 +179,28 @@ conn_drain(struct http_door *d, struct door_conn *c)
 
 /* ---- reading a head ---------------------------------------------------- */
 
+/*
+ * Hand c to the server. The watcher is removed first and never again:
+ * the server may watch the same descriptor from inside the handoff (the
+ * relay endpoint's WebSocket clients do).
+ */
 static void
 conn_pass(struct http_door *d, struct door_conn *c)
 {
-	int	fd = c->fd;
+	struct sockaddr_storage	sa = c->sa;
+	socklen_t		salen = c->salen;
+	uint64_t		accepted_ms = c->accepted_ms;
+	int			fd = c->fd;
 
 	loop_fd_del(d->loop, fd);
-	if (d->o.handoff(d->o.arg, fd, (struct sockaddr *)&c->sa, c->salen,
-	    c->accepted_ms) == 0) {
+	conn_unlink(d, c);
+	free(c);
+	if (d->o.handoff(d->o.arg, fd, (struct sockaddr *)&sa, salen,
+	    accepted_ms) == 0) {
 		d->stats.passed++;
-		conn_drop(d, c, 0);
 		return;
 	}
-	conn_drop(d, c, 1);
+	close(fd);
 }
 
 static void
@@ -337,7 +376,10 @@ on_listen(struct loop *loop, int lfd, short revents, void *arg)
 		}
 		if (make_room(d) == -1) {
 			d->stats.turned_away++;
-			close(fd);
+			if (d->o.full_reason != NULL)
+				turn_away(d, fd);
+			else
+				close(fd);
 			continue;
 		}
 		conn_new(d, fd, &sa, salen);

@@ -48,6 +48,16 @@ struct http_door_opts {
 	 */
 	int		(*shed)(void *arg);
 	void		*arg;
+	/*
+	 * A connection still sending its head is pushed out for a newer one
+	 * only once it is this old (0: at once, whatever its age).
+	 */
+	uint32_t	evict_min_age_ms;
+	/*
+	 * At the limit with nothing to push out, a newcomer is answered 503
+	 * with this reason before it is closed (NULL: closed without a word).
+	 */
+	const char	*full_reason;
 };
 
 /* Counters for the status page. */

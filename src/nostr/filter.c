@@ -421,24 +421,100 @@ filter_to_json(const struct filter *f, struct buf *out)
 	return buf_putc(out, '}');
 }
 
-/* 1 if the 32 bytes b are in l[0..n). */
 static int
-filter_has32(uint8_t (*l)[32], size_t n, const uint8_t *b)
+cmp32(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+static int
+cmp_u16(const void *a, const void *b)
+{
+	uint16_t	x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort l[0..*n) of size sz and drop repeats (freeing repeated strings). */
+static void
+sort_unique(void *l, size_t *n, size_t sz, int (*cmp)(const void *,
+    const void *), int strings)
+{
+	uint8_t	*b = l;
+	size_t	 i, out = 0;
+
+	if (*n < 2)
+		return;
+	qsort(l, *n, sz, cmp);
+	for (i = 1; i < *n; i++) {
+		if (cmp(b + out * sz, b + i * sz) == 0) {
+			if (strings)
+				free(*(char **)(void *)(b + i * sz));
+			continue;
+		}
+		if (++out != i)
+			memcpy(b + out * sz, b + i * sz, sz);
+	}
+	*n = out + 1;
+}
+
+void
+filter_sort(struct filter *f)
 {
 	size_t	i;
 
+	sort_unique(f->ids, &f->nids, 32, cmp32, 0);
+	sort_unique(f->authors, &f->nauthors, 32, cmp32, 0);
+	sort_unique(f->kinds, &f->nkinds, sizeof(*f->kinds), cmp_u16, 0);
+	for (i = 0; i < f->ntags; i++)
+		sort_unique(f->tags[i].values, &f->tags[i].nvalues,
+		    sizeof(char *), cmp_str, 1);
+	f->sorted = 1;
+}
+
+/* 1 if the 32 bytes b are in l[0..n). */
+static int
+filter_has32(const struct filter *f, uint8_t (*l)[32], size_t n,
+    const uint8_t *b)
+{
+	size_t	i;
+
+	if (f->sorted)
+		return n > 0 && bsearch(b, l, n, 32, cmp32) != NULL;
 	for (i = 0; i < n; i++)
 		if (memcmp(l[i], b, 32) == 0)
 			return 1;
 	return 0;
 }
 
+/* 1 if v is among t's values. */
+static int
+filter_tag_has(const struct filter *f, const struct filter_tag *t,
+    const char *v)
+{
+	size_t	i;
+
+	if (f->sorted)
+		return t->nvalues > 0 && bsearch(&v, t->values, t->nvalues,
+		    sizeof(char *), cmp_str) != NULL;
+	for (i = 0; i < t->nvalues; i++)
+		if (strcmp(v, t->values[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* 1 if ev has a tag [letter, v, ...] with v among t's values. */
 static int
-filter_tag_match(const struct filter_tag *t, const struct event *ev)
+filter_tag_match(const struct filter *f, const struct filter_tag *t,
+    const struct event *ev)
 {
 	const cJSON	*tag, *k, *v;
-	size_t		 i;
 
 	for (tag = ev->tags != NULL ? ev->tags->child : NULL; tag != NULL;
 	    tag = tag->next) {
@@ -447,36 +523,70 @@ filter_tag_match(const struct filter_tag *t, const struct event *ev)
 		    k->valuestring[0] != t->letter ||
 		    k->valuestring[1] != '\0')
 			continue;
-		for (i = 0; i < t->nvalues; i++)
-			if (strcmp(v->valuestring, t->values[i]) == 0)
-				return 1;
+		if (filter_tag_has(f, t, v->valuestring))
+			return 1;
 	}
 	return 0;
 }
 
 int
-filter_match(const struct filter *f, const struct event *ev)
+filter_match_id(const struct filter *f, const uint8_t id[32])
+{
+	return !(f->has & FILTER_HAS_IDS) || filter_has32(f, f->ids, f->nids,
+	    id);
+}
+
+int
+filter_match_author(const struct filter *f, const uint8_t pubkey[32])
+{
+	return !(f->has & FILTER_HAS_AUTHORS) || filter_has32(f, f->authors,
+	    f->nauthors, pubkey);
+}
+
+int
+filter_match_kind(const struct filter *f, uint32_t kind)
+{
+	uint16_t	k = (uint16_t)kind;
+	size_t		i;
+
+	if (!(f->has & FILTER_HAS_KINDS))
+		return 1;
+	if (kind > 65535)
+		return 0;
+	if (f->sorted)
+		return f->nkinds > 0 && bsearch(&k, f->kinds, f->nkinds,
+		    sizeof(k), cmp_u16) != NULL;
+	for (i = 0; i < f->nkinds; i++)
+		if (f->kinds[i] == k)
+			return 1;
+	return 0;
+}
+
+int
+filter_match_time(const struct filter *f, int64_t created_at)
+{
+	if ((f->has & FILTER_HAS_SINCE) && created_at < f->since)
+		return 0;
+	if ((f->has & FILTER_HAS_UNTIL) && created_at > f->until)
+		return 0;
+	return 1;
+}
+
+int
+filter_match_tags(const struct filter *f, const struct event *ev)
 {
 	size_t	i;
-	int	found = 0;
 
-	if ((f->has & FILTER_HAS_SINCE) && ev->created_at < f->since)
-		return 0;
-	if ((f->has & FILTER_HAS_UNTIL) && ev->created_at > f->until)
-		return 0;
-	if (f->has & FILTER_HAS_KINDS) {
-		for (i = 0; i < f->nkinds && !found; i++)
-			found = f->kinds[i] == ev->kind;
-		if (!found)
-			return 0;
-	}
-	if ((f->has & FILTER_HAS_IDS) && !filter_has32(f->ids, f->nids, ev->id))
-		return 0;
-	if ((f->has & FILTER_HAS_AUTHORS) &&
-	    !filter_has32(f->authors, f->nauthors, ev->pubkey))
-		return 0;
 	for (i = 0; i < f->ntags; i++)
-		if (!filter_tag_match(&f->tags[i], ev))
+		if (!filter_tag_match(f, &f->tags[i], ev))
 			return 0;
 	return 1;
+}
+
+int
+filter_match(const struct filter *f, const struct event *ev)
+{
+	return filter_match_time(f, ev->created_at) &&
+	    filter_match_kind(f, ev->kind) && filter_match_id(f, ev->id) &&
+	    filter_match_author(f, ev->pubkey) && filter_match_tags(f, ev);
 }

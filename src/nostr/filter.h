@@ -41,6 +41,7 @@ struct filter {
 	int64_t		  until;
 	uint64_t	  limit;
 	unsigned	  has;		/* FILTER_HAS_* bits */
+	int		  sorted;	/* lists sorted: filter_sort() */
 };
 
 #define FILTER_HAS_IDS		0x01u
@@ -75,5 +76,25 @@ int	filter_to_json(const struct filter *f, struct buf *out);
 
 /* 1 if the parsed event ev satisfies f, else 0. limit is not a condition. */
 int	filter_match(const struct filter *f, const struct event *ev);
+
+/*
+ * Sort f's lists (ids, authors, kinds, each tag's values) and drop
+ * repeated entries, so the matchers below and filter_match look entries
+ * up by binary search: a filter checked against every new event (a
+ * relay client's live subscription) costs log n per list, not n. What f
+ * matches does not change.
+ */
+void	filter_sort(struct filter *f);
+/*
+ * The single conditions, for callers that hold an event's fields without
+ * a parsed event (the store's queries): 1 if the condition holds or f has
+ * no such condition, else 0.
+ */
+int	filter_match_id(const struct filter *f, const uint8_t id[32]);
+int	filter_match_author(const struct filter *f, const uint8_t pubkey[32]);
+int	filter_match_kind(const struct filter *f, uint32_t kind);
+int	filter_match_time(const struct filter *f, int64_t created_at);
+/* 1 if ev satisfies every "#x" condition of f (or f has none). */
+int	filter_match_tags(const struct filter *f, const struct event *ev);
 
 #endif

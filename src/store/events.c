@@ -23,6 +23,7 @@
 #include "store/events.h"
 #include "store/store.h"
 #include "store/store_sql.h"
+#include "store/tags.h"
 
 static int
 events_enqueue(struct store *st, const uint8_t id[32], int64_t now_s)
@@ -80,7 +81,9 @@ events_insert(struct store *st, const struct store_event_row *row,
 		return -1;
 	if (sqlite3_changes(store_db(st)) == 0)
 		return 0;
-	if (store_totals_add(st, 1, (int64_t)row->json_len) == -1 ||
+	if (store_tags_insert(st, sqlite3_last_insert_rowid(store_db(st)),
+	    row->created_at, row->tags) == -1 ||
+	    store_totals_add(st, 1, (int64_t)row->json_len) == -1 ||
 	    (enqueue && events_enqueue(st, row->id, row->received_at) == -1))
 		return -1;
 	return 1;
@@ -518,6 +521,37 @@ evict_scan(struct store *st, struct evict_pos *pos, int64_t max_bytes,
 	return 0;
 }
 
+/*
+ * Remove the tag index rows of the event id before it is deleted: they
+ * name its rowid, which a later event may be given again.
+ */
+static int
+evict_tags(struct store *st, const uint8_t id[32])
+{
+	sqlite3_stmt	*stmt;
+	int		 rc, ret = 0;
+
+	stmt = store_stmt(st, "SELECT rowid, created_at, json FROM events "
+	    "WHERE id = ?1");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "events evict tags");
+		return -1;
+	}
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		ret = store_tags_delete(st, sqlite3_column_int64(stmt, 0),
+		    sqlite3_column_int64(stmt, 1), (const char *)
+		    sqlite3_column_text(stmt, 2), (size_t)sqlite3_column_bytes(
+		    stmt, 2));
+	else if (rc != SQLITE_DONE) {
+		log_warnx("store: evict tags: %s", sqlite3_errmsg(store_db(st)));
+		ret = -1;
+	}
+	store_stmt_done(stmt);
+	return ret;
+}
+
 static int
 evict_delete(struct store *st, const struct evict_scan *sc)
 {
@@ -525,6 +559,8 @@ evict_delete(struct store *st, const struct evict_scan *sc)
 	size_t		 i;
 
 	for (i = 0; i < sc->nids; i++) {
+		if (evict_tags(st, sc->ids[i]) == -1)
+			return -1;
 		stmt = store_stmt(st, "DELETE FROM events WHERE id = ?1");
 		if (stmt == NULL)
 			return -1;

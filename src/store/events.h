@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 struct buf;
 struct event;
 struct filter;
@@ -34,9 +36,10 @@ struct store_event_row {
 	int64_t		 created_at;
 	const char	*json;		/* canonical event JSON */
 	size_t		 json_len;
-	const char	*source;	/* "live", "backfill", "job", "recovery" */
+	const char	*source;	/* "live", "backfill", "job", "recovery", "client" */
 	const char	*first_relay;	/* NULL when from no relay */
 	int64_t		 received_at;	/* wall seconds */
+	const cJSON	*tags;		/* the event's tags for the tag index, or NULL */
 };
 
 /*

@@ -53,6 +53,7 @@ struct store {
 	struct log_rl		 rl_aborted;	/* rolled back under us */
 	unsigned		 corrupt_base;	/* store_corrupt_seen at open */
 	int			 damaged;	/* corruption seen: no writes */
+	int			 readonly;	/* store_open_readonly */
 };
 
 /*
@@ -522,6 +523,64 @@ store_open(struct store **out, const char *dir, char *err, size_t errlen)
 	}
 	*out = st;
 	return 0;
+}
+
+int
+store_open_readonly(struct store **out, const char *dir, char *err,
+    size_t errlen)
+{
+	struct store	*st;
+	struct stat	 sb;
+	int		 latest, version, n;
+
+	*out = NULL;
+	store_sqlite_setup();
+	if ((latest = migrations_check(err, errlen)) == -1)
+		return -1;
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		store_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	n = snprintf(st->path, sizeof(st->path), "%s/%s", dir, STORE_DB_NAME);
+	if (n < 0 || (size_t)n >= sizeof(st->path) || stat(st->path,
+	    &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		store_errf(err, errlen, "%s: no database there", st->path);
+		free(st);
+		return -1;
+	}
+	st->corrupt_base = store_corrupt_seen;
+	st->readonly = 1;
+	/*
+	 * Read-write without create, then query_only: a WAL database needs
+	 * its -shm (and a -wal) to be read at all, which a read-only open may
+	 * not create while no daemon runs. Nothing else is ever written, and
+	 * closing does not checkpoint.
+	 */
+	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    store_identify(st->db, st->path, latest, &version, err,
+	    errlen) == -1)
+		goto fail;
+	if (version != latest) {
+		store_errf(err, errlen, "%s is at database version %d, this "
+		    "program reads version %d: start cacheboxd once to migrate "
+		    "it", st->path, version, latest);
+		goto fail;
+	}
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	if (sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK ||
+	    store_exec_err(st->db, "PRAGMA query_only = 1", st->path, err,
+	    errlen) == -1)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	if (err[0] == '\0')
+		store_errf(err, errlen, "cannot open %s: %s", st->path,
+		    st->db != NULL ? sqlite3_errmsg(st->db) : "out of memory");
+	store_close_refused(st->db);
+	free(st);
+	return -1;
 }
 
 void

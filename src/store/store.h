@@ -38,6 +38,15 @@ struct store;
  */
 int		 store_open(struct store **out, const char *dir, char *err,
 		    size_t errlen);
+/*
+ * Open DIR/cachebox.db for reading only, beside a running daemon (WAL:
+ * readers never block the writer): the same identification as
+ * store_open, no pragma, no migration, nothing written (query_only, no
+ * checkpoint on close). The database must be at this binary's newest
+ * version. 0 with *out set, or -1 with a one-line message in err.
+ */
+int		 store_open_readonly(struct store **out, const char *dir,
+		    char *err, size_t errlen);
 /* Finalize every cached statement and close the database. NULL is a no-op. */
 void		 store_close(struct store *);
 

@@ -9,6 +9,7 @@
 #ifndef CACHEBOX_STORE_STORE_SQL_H
 #define CACHEBOX_STORE_STORE_SQL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -30,6 +31,21 @@
 	"SELECT json, created_at FROM events WHERE pubkey = ?1 AND "	\
 	"kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind") " "		\
 	"ORDER BY created_at DESC, id ASC LIMIT 1"
+/*
+ * store/scan.c's author streams, newest first after a keyset cursor
+ * (created_at, id): an author's events of every kind, and one
+ * replaceable kind of an author.
+ */
+#define SCAN_SQL_AUTHOR							\
+	"SELECT rowid, created_at, id, pubkey, kind FROM events WHERE "	\
+	"pubkey = ?1 AND created_at <= ?3 AND created_at >= ?4 AND "	\
+	"(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "	\
+	"LIMIT ?6"
+#define SCAN_SQL_AUTHOR_REPLACEABLE					\
+	"SELECT rowid, created_at, id, pubkey, kind FROM events WHERE "	\
+	"pubkey = ?1 AND kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind") " "	\
+	"AND created_at <= ?3 AND created_at >= ?4 AND (created_at < ?3 "	\
+	"OR id > ?5) ORDER BY created_at DESC, id ASC LIMIT ?6"
 #define EVENTS_SQL_AUTHOR_ITEMS						\
 	"SELECT created_at, id FROM events WHERE pubkey = ?1 AND "	\
 	"created_at >= ?2 AND (?3 < 0 OR created_at <= ?3) "		\
@@ -82,5 +98,13 @@ void		 store_bind_fail(struct store *, sqlite3_stmt *stmt, const char *what);
  */
 int		 store_row_two(struct store *, const char *sql, int64_t *a,
 		    int64_t *b, const char *what);
+
+/*
+ * Bind a tag value as the tag index keeps it (store/tags.c): 64 lowercase
+ * hex digits as their 32 bytes, anything else as text. A SQLite result
+ * code.
+ */
+int		 store_tag_value_bind(sqlite3_stmt *stmt, int idx,
+		    const char *v, size_t len);
 
 #endif

@@ -77,8 +77,11 @@ struct ingest {
 	size_t			 nnewest;
 	struct ingest_stats	 stats;
 	struct log_rl		 rl_invalid, rl_error;
-	ingest_stored_fn	 on_stored;	/* told of each new event */
-	void			*on_stored_arg;
+	struct ingest_listener {
+		ingest_stored_fn  fn;
+		void		 *arg;
+	}			 listeners[INGEST_MAX_LISTENERS];
+	size_t			 nlisteners;
 };
 
 static const char *const result_names[] = {
@@ -95,6 +98,8 @@ static const char *const source_names[] = {
 	[INGEST_BACKFILL] = "backfill",
 	[INGEST_JOB] = "job",
 	[INGEST_RECOVERY] = "recovery",
+	[INGEST_CLIENT] = "client",
+	[INGEST_IMPORT] = "import",
 };
 
 const char *
@@ -446,6 +451,19 @@ ingest_invalid(struct ingest *ing, const struct event *ev,
 	return INGEST_INVALID;
 }
 
+/* Tell every listener of the new event ev, stored as ing->json. */
+static void
+ingest_tell(struct ingest *ing, const struct event *ev,
+    enum ingest_source src)
+{
+	struct ingest_stored	s = { ev, (const char *)ing->json.data,
+				    ing->json.len, src };
+	size_t			i;
+
+	for (i = 0; i < ing->nlisteners; i++)
+		ing->listeners[i].fn(ing->listeners[i].arg, &s);
+}
+
 /*
  * Time, id, signature. The id is hashed while the canonical JSON to store
  * is written into ing->json (one serialization for both), so on EVENT_OK
@@ -505,6 +523,7 @@ ingest_store(struct ingest *ing, const struct event *ev,
 	row.source = ingest_source_name(src);
 	row.first_relay = relay;
 	row.received_at = clock_wall_s();
+	row.tags = ev->tags;
 	if ((rc = store_event_insert(ing->store, &row, ing->queue)) == -1)
 		goto fail;
 	info_from_event(ev, &known);
@@ -543,6 +562,7 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 
 	if (info == NULL)
 		info = &local;
+	info->why = EVENT_OK;
 	if (peek_id(obj, id) == 0 &&
 	    (known = ingest_known(ing, id, info)) != 0) {
 		res = known == -1 ? INGEST_ERROR : claims_match(obj, info) ?
@@ -564,10 +584,14 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 		return res;
 	}
 	event_init(&ev);
-	if ((er = event_from_cjson(&ev, obj)) != EVENT_OK)
+	if ((er = event_from_cjson(&ev, obj)) != EVENT_OK) {
+		info->why = er;
 		return ingest_invalid(ing, &ev, er, relay);
-	if ((er = ingest_verify(ing, &ev)) != EVENT_OK)
+	}
+	if ((er = ingest_verify(ing, &ev)) != EVENT_OK) {
+		info->why = er;
 		res = ingest_invalid(ing, &ev, er, relay);
+	}
 	else if (!ingest_requested(&ev, filters, nfilters)) {
 		ing->stats.unrequested++;
 		log_info_rl("ingest: dropped an event from %s that its "
@@ -578,8 +602,8 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 	info_from_event(&ev, info);
 	if (res == INGEST_NEW && src == INGEST_LIVE && relay != NULL)
 		(void)newest_note(ing, relay, ev.created_at);
-	if (res == INGEST_NEW && ing->on_stored != NULL)
-		ing->on_stored(ing->on_stored_arg, info->id);
+	if (res == INGEST_NEW)
+		ingest_tell(ing, &ev, src);
 	event_free(&ev);
 	return res;
 }
@@ -615,6 +639,8 @@ ingest_event_json(struct ingest *ing, const char *text, size_t len,
 	cJSON	*obj;
 
 	ing->stats.received++;
+	if (info != NULL)
+		info->why = EVENT_TOO_LARGE;
 	if (len > ing->max_event_bytes || jsonscan_check(text, len,
 	    EVENT_MAX_JSON_VALUES, EVENT_MAX_JSON_DEPTH, NULL) != JSONSCAN_OK) {
 		ing->stats.too_large++;
@@ -623,15 +649,36 @@ ingest_event_json(struct ingest *ing, const char *text, size_t len,
 	if ((obj = cJSON_ParseWithLength(text, len)) == NULL ||
 	    !cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
+		if (info != NULL)
+			info->why = EVENT_BAD_JSON;
 		ing->stats.invalid++;
 		return INGEST_INVALID;
 	}
 	return ingest_object(ing, obj, filters, nfilters, src, relay_url, info);
 }
 
-void
-ingest_on_stored(struct ingest *ing, ingest_stored_fn fn, void *arg)
+int
+ingest_listen(struct ingest *ing, ingest_stored_fn fn, void *arg)
 {
-	ing->on_stored = fn;
-	ing->on_stored_arg = arg;
+	if (ing->nlisteners == INGEST_MAX_LISTENERS)
+		return -1;
+	ing->listeners[ing->nlisteners].fn = fn;
+	ing->listeners[ing->nlisteners].arg = arg;
+	ing->nlisteners++;
+	return 0;
+}
+
+void
+ingest_unlisten(struct ingest *ing, ingest_stored_fn fn, void *arg)
+{
+	size_t	i;
+
+	for (i = 0; i < ing->nlisteners; i++) {
+		if (ing->listeners[i].fn != fn || ing->listeners[i].arg != arg)
+			continue;
+		memmove(&ing->listeners[i], &ing->listeners[i + 1],
+		    (ing->nlisteners - i - 1) * sizeof(ing->listeners[0]));
+		ing->nlisteners--;
+		return;
+	}
 }

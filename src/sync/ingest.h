@@ -27,6 +27,7 @@
 
 struct loop;
 struct store;
+struct event;
 struct filter;
 struct relay_msg;
 
@@ -35,6 +36,8 @@ enum ingest_source {
 	INGEST_BACKFILL,
 	INGEST_JOB,
 	INGEST_RECOVERY,
+	INGEST_CLIENT,		/* sent to the box's own relay by a client */
+	INGEST_IMPORT,		/* read from a file by cacheboxctl import */
 };
 
 enum ingest_result {
@@ -49,12 +52,17 @@ enum ingest_result {
 	INGEST_ERROR,		/* the store failed; the event was not kept */
 };
 
-/* What ingest learnt of an event it accepted or recognised. */
+/*
+ * What ingest learnt of an event it accepted or recognised; for
+ * INGEST_INVALID, why says what was wrong (EVENT_OK when the copy of a
+ * stored id claimed another author, time or kind).
+ */
 struct ingest_info {
 	uint8_t		id[32];
 	uint8_t		pubkey[32];
 	int64_t		created_at;
 	uint32_t	kind;
+	int		why;		/* enum event_result */
 };
 
 /*
@@ -140,18 +148,34 @@ enum ingest_result ingest_event_json(struct ingest *, const char *text,
 		    struct ingest_info *info);
 
 /*
- * Be told the id of every new event ingest stores (fn NULL: no one), from
- * inside ingest_event, while the event's batch is open. One listener.
+ * A new event ingest stored, as its listeners see it: the parsed and
+ * verified event and the canonical JSON written, both valid during the
+ * call only.
  */
-typedef void	(*ingest_stored_fn)(void *arg, const uint8_t id[32]);
-void		 ingest_on_stored(struct ingest *, ingest_stored_fn fn,
+struct ingest_stored {
+	const struct event	*ev;
+	const char		*json;
+	size_t			 len;
+	enum ingest_source	 source;
+};
+
+/*
+ * Be told of every new event ingest stores, from inside ingest_event while
+ * the event's batch is open (so a reader on the store's connection sees
+ * it). A listener must not call ingest. At most INGEST_MAX_LISTENERS;
+ * they are called in the order they were added. 0, or -1 when full.
+ */
+typedef void	(*ingest_stored_fn)(void *arg, const struct ingest_stored *);
+int		 ingest_listen(struct ingest *, ingest_stored_fn fn, void *arg);
+/* Remove the listener fn/arg added before (nothing if it is not there). */
+void		 ingest_unlisten(struct ingest *, ingest_stored_fn fn,
 		    void *arg);
 
 /* The running totals, owned by ingest. */
 const struct ingest_stats *ingest_stats(const struct ingest *);
 /* "new", "duplicate", "invalid", "too large", "unrequested", "error". */
 const char	*ingest_result_name(enum ingest_result);
-/* "live", "backfill", "job", "recovery": the events.source column. */
+/* "live", "backfill", "job", "recovery", "client", "import": events.source. */
 const char	*ingest_source_name(enum ingest_source);
 
 #endif

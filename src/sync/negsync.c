@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/queue.h"
+#include "nostr/event.h"
 #include "nostr/filter.h"
 #include "nostr/negentropy.h"
 #include "relay/pool.h"
@@ -904,11 +905,11 @@ sat_flush(struct loop *l, void *arg)
 }
 
 static void
-on_stored(void *arg, const uint8_t id[32])
+on_stored(void *arg, const struct ingest_stored *s)
 {
 	struct negsync	*ns = arg;
 
-	memcpy(ns->sat[ns->nsat++], id, 32);
+	memcpy(ns->sat[ns->nsat++], s->ev->id, 32);
 	if (ns->nsat == NEGSYNC_SATISFIED_BATCH)
 		sat_flush(ns->loop, ns);
 	else if (ns->sat_timer == 0)
@@ -941,7 +942,11 @@ negsync_new(struct loop *loop, struct pool *pool, struct ingest *ing,
 		free(ns);
 		return NULL;
 	}
-	ingest_on_stored(ing, on_stored, ns);
+	if (ingest_listen(ing, on_stored, ns) == -1) {
+		recovery_free(ns->rec);
+		free(ns);
+		return NULL;
+	}
 	rec_schedule(ns, 0);
 	return ns;
 }
@@ -954,7 +959,7 @@ negsync_free(struct negsync *ns)
 
 	if (ns == NULL)
 		return;
-	ingest_on_stored(ns->ing, NULL, NULL);
+	ingest_unlisten(ns->ing, on_stored, ns);
 	sat_flush(ns->loop, ns);
 	while ((s = TAILQ_FIRST(&ns->steps)) != NULL) {
 		TAILQ_REMOVE(&ns->steps, s, entry);

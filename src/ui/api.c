@@ -265,6 +265,19 @@ static const struct { const char *name, *help; } metric_help[] = {
 	{ "cachebox_relay_cut_invalid",
 	    "Connections to a relay cut because its input was mostly invalid." },
 	{ "cachebox_relay_state", "1 for the relay's current connection state." },
+	{ "cachebox_relay_endpoint_clients",
+	    "Clients connected to the box's own relay." },
+	{ "cachebox_relay_endpoint_subscriptions",
+	    "Subscriptions those clients hold open." },
+	{ "cachebox_relay_endpoint_reqs", "REQ messages served since start." },
+	{ "cachebox_relay_endpoint_events_sent",
+	    "EVENT messages sent to the relay's clients since start." },
+	{ "cachebox_relay_endpoint_bytes_out",
+	    "Bytes written to the relay's clients since start." },
+	{ "cachebox_relay_endpoint_writes_refused",
+	    "EVENTs from the relay's clients refused since start." },
+	{ "cachebox_relay_endpoint_cut_slow",
+	    "Relay clients cut off for not reading what they asked for." },
 };
 
 static const char *

@@ -16,6 +16,7 @@
 #include "store/store.h"
 #include "ui/cmd_box.h"
 #include "ui/cmd_jobs.h"
+#include "ui/cmd_data.h"
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
@@ -104,6 +105,8 @@ config_entry(const struct app *app, const struct cfg_def *d)
 	cJSON_AddStringToObject(e, "source",
 	    config_source_name(config_source(app->cfg, d->name)));
 	cJSON_AddStringToObject(e, "unit", d->unit != NULL ? d->unit : "");
+	if (d->choices != NULL)
+		cJSON_AddStringToObject(e, "choices", d->choices);
 	cJSON_AddBoolToObject(e, "runtime", d->flags & CFG_RUNTIME);
 	if (d->flags & CFG_LOCAL)
 		cJSON_AddBoolToObject(e, "console_only", true);
@@ -273,6 +276,18 @@ static const struct command command_table[] = {
 	  "is not running", .flags = MUT, .run = cmd_jobs_delete },
 	{ .name = "jobs presets", .params = "", .help = "the presets jobs new "
 	  "and dry-run take (preset=NAME)", .run = cmd_jobs_presets },
+	{ .name = "clients", .params = "", .help = "clients of the box's own "
+	  "relay: address, age, subscriptions, events and bytes sent, queue",
+	  .run = cmd_clients },
+	{ .name = "import", .params = "events", .help = "store events given "
+	  "one JSON object per line, each verified through ingest; counts "
+	  "stored, duplicate and invalid (cacheboxctl import FILE streams a "
+	  "file of any size)", .flags = MUT, .run = cmd_import },
+	{ .name = "backup", .params = "file", .help = "copy the database to "
+	  "an absolute path while the daemon runs (online backup, in steps); "
+	  "not over the web", .flags = MUT | CMD_NOT_WEB, .run = cmd_backup },
+	{ .name = "backup status", .params = "", .help = "the last backup: "
+	  "running, done or failed, pages copied", .run = cmd_backup_status },
 	{ .name = NULL },
 };
 
@@ -436,6 +451,9 @@ commands_refusal(const struct command *c, enum cmd_origin from)
 {
 	if ((c->flags & CMD_CONSOLE_ONLY) && from != CMD_FROM_CONSOLE)
 		return "is only available on the serial console";
+	if ((c->flags & CMD_NOT_WEB) && from == CMD_FROM_WEB)
+		return "names a file the daemon writes: use the console or "
+		    "cacheboxctl";
 	return NULL;
 }
 

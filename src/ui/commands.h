@@ -38,6 +38,7 @@ enum cmd_flag {
 					 * name=value words (too many optional
 					 * parameters for positions: a mistyped
 					 * name must not become a value) */
+	CMD_NOT_WEB = 1 << 4,		/* names a file the daemon writes: refused on the web */
 };
 
 struct command {

@@ -34,6 +34,9 @@ struct ctl_client {
 	struct buf		 in;
 	char			*out;
 	size_t			 outlen, outpos;
+	void			*session;	/* a streaming command's */
+	uint64_t		 busy_timer;	/* reading resumes */
+	int			 skipping;	/* a stream line over the limit */
 	struct ctl_client	*next;
 };
 
@@ -43,6 +46,8 @@ struct ctlsock {
 	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	ctlsock_handler		 handler;
 	void			*arg;
+	struct ctlsock_stream	 ops;
+	struct ctl_client	*streaming;	/* the one stream, or NULL */
 	struct ctl_client	*clients;
 	int			 nclients;
 };
@@ -95,14 +100,27 @@ client_timeout(struct loop *loop, void *arg)
 	client_close(c);
 }
 
+/* End a stream whose client went away: its reply is dropped. */
+static void
+stream_abandon(struct ctl_client *c)
+{
+	if (c->session == NULL)
+		return;
+	cJSON_Delete(c->owner->ops.end(c->session));
+	c->session = NULL;
+	c->owner->streaming = NULL;
+}
+
 static void
 client_close(struct ctl_client *c)
 {
 	if (c->closing)
 		return;
 	c->closing = 1;
+	stream_abandon(c);
 	loop_fd_del(c->owner->loop, c->fd);
 	loop_timer_clear(c->owner->loop, &c->timer);
+	loop_timer_clear(c->owner->loop, &c->busy_timer);
 }
 
 static void
@@ -140,6 +158,75 @@ error_reply(const char *msg)
 	return r;
 }
 
+/*
+ * Hand the stream's bytes to the session line by line. A line over
+ * max_line is skipped as it arrives (never buffered whole) and reported
+ * once with text NULL.
+ */
+static void
+stream_feed(struct ctl_client *c, const uint8_t *p, size_t n)
+{
+	const struct ctlsock_stream	*ops = &c->owner->ops;
+	const uint8_t			*nl;
+	size_t				 len;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		len = nl != NULL ? (size_t)(nl - p) : n;
+		if (!c->skipping && buf_append(&c->in, p, len) == -1) {
+			c->skipping = 1;
+			buf_reset(&c->in);
+			ops->line(c->session, NULL, 0);
+		}
+		if (nl == NULL)
+			return;
+		if (!c->skipping)
+			ops->line(c->session, (const char *)c->in.data,
+			    c->in.len);
+		c->skipping = 0;
+		buf_reset(&c->in);
+		p = nl + 1;
+		n -= len + 1;
+	}
+}
+
+/* The client shut its side down: the last line, then the one reply. */
+static void
+stream_end(struct ctl_client *c)
+{
+	void	*session = c->session;
+
+	if (!c->skipping && c->in.len > 0)
+		c->owner->ops.line(session, (const char *)c->in.data, c->in.len);
+	c->session = NULL;
+	c->owner->streaming = NULL;
+	client_reply(c, c->owner->ops.end(session));
+}
+
+/* A request line with "stream": true. 0 when the stream began. */
+static int
+stream_begin(struct ctl_client *c, const char *cmd, const cJSON *args,
+    size_t linelen)
+{
+	struct ctlsock	*cs = c->owner;
+	struct buf	 rest;
+	char		 err[256] = "this command does not stream";
+
+	if (cs->ops.begin == NULL || cs->streaming != NULL ||
+	    (c->session = cs->ops.begin(cmd, args, cs->ops.arg, err,
+	    sizeof(err))) == NULL) {
+		client_reply(c, error_reply(cs->streaming != NULL ?
+		    "another import is running" : err));
+		return -1;
+	}
+	cs->streaming = c;
+	rest = c->in;		/* the request line and what followed it */
+	buf_init(&c->in, cs->ops.max_line);
+	stream_feed(c, rest.data + linelen + 1, rest.len - linelen - 1);
+	buf_free(&rest);
+	return 0;
+}
+
 static void
 client_dispatch(struct ctl_client *c, size_t linelen)
 {
@@ -155,8 +242,62 @@ client_dispatch(struct ctl_client *c, size_t linelen)
 		return;
 	}
 	args = cJSON_GetObjectItemCaseSensitive(req, "args");
-	client_reply(c, c->owner->handler(cmd->valuestring, args, c->owner->arg));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream")))
+		(void)stream_begin(c, cmd->valuestring, args, linelen);
+	else
+		client_reply(c, c->owner->handler(cmd->valuestring, args,
+		    c->owner->arg));
 	cJSON_Delete(req);
+}
+
+static void
+client_timeout(struct loop *, void *);
+
+static void
+stream_resume(struct loop *loop, void *arg)
+{
+	struct ctl_client	*c = arg;
+
+	c->busy_timer = 0;
+	if (!c->closing)
+		loop_fd_set_events(loop, c->fd, POLLIN);
+}
+
+/*
+ * A stream's bytes: fed as they come; its deadline moves with them. While
+ * the stream's consumer is busy nothing is read: the sender waits in its
+ * socket buffer (and the deadline waits with it).
+ */
+static void
+stream_read(struct ctl_client *c)
+{
+	static uint8_t	chunk[64 * 1024];
+	ssize_t		n;
+
+	if (c->owner->ops.busy != NULL && c->owner->ops.busy(c->owner->ops.arg)) {
+		loop_fd_set_events(c->owner->loop, c->fd, 0);
+		if (c->busy_timer == 0)
+			c->busy_timer = loop_timer_add(c->owner->loop,
+			    IMPORT_BUSY_RETRY_MS, stream_resume, c);
+		loop_timer_clear(c->owner->loop, &c->timer);
+		c->timer = loop_timer_add(c->owner->loop, CTL_IO_TIMEOUT_MS,
+		    client_timeout, c);
+		return;
+	}
+	n = read(c->fd, chunk, sizeof(chunk));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		client_close(c);
+		return;
+	}
+	loop_timer_clear(c->owner->loop, &c->timer);
+	c->timer = loop_timer_add(c->owner->loop, CTL_IO_TIMEOUT_MS,
+	    client_timeout, c);
+	if (n == 0)
+		stream_end(c);
+	else
+		stream_feed(c, chunk, (size_t)n);
 }
 
 static void
@@ -166,6 +307,10 @@ client_read(struct ctl_client *c)
 	uint8_t	*nl;
 	ssize_t	 n;
 
+	if (c->session != NULL) {
+		stream_read(c);
+		return;
+	}
 	n = read(c->fd, chunk, sizeof(chunk));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -218,6 +363,7 @@ client_io(struct loop *loop, int fd, short revents, void *arg)
 static void
 client_free(struct ctl_client *c)
 {
+	stream_abandon(c);
 	close(c->fd);
 	buf_free(&c->in);
 	free(c->out);
@@ -341,6 +487,12 @@ ctlsock_listen(struct loop *loop, const char *path, ctlsock_handler handler,
 }
 
 void
+ctlsock_set_stream(struct ctlsock *cs, const struct ctlsock_stream *ops)
+{
+	cs->ops = *ops;
+}
+
+void
 ctlsock_free(struct ctlsock *cs)
 {
 	struct ctl_client *c;
@@ -351,6 +503,7 @@ ctlsock_free(struct ctlsock *cs)
 		cs->clients = c->next;
 		loop_fd_del(cs->loop, c->fd);
 		loop_timer_clear(cs->loop, &c->timer);
+		loop_timer_clear(cs->loop, &c->busy_timer);
 		client_free(c);
 	}
 	loop_hook_del(cs->loop, ctlsock_reap, cs);
@@ -397,7 +550,7 @@ read_reply(int fd, struct buf *b)
 }
 
 static char *
-request_text(const char *cmd, const cJSON *args)
+request_text(const char *cmd, const cJSON *args, int stream)
 {
 	cJSON	*req = cJSON_CreateObject();
 	char	*text;
@@ -405,6 +558,8 @@ request_text(const char *cmd, const cJSON *args)
 	if (req == NULL)
 		return NULL;
 	cJSON_AddStringToObject(req, "cmd", cmd);
+	if (stream)
+		cJSON_AddTrueToObject(req, "stream");
 	if (args != NULL)
 		cJSON_AddItemToObject(req, "args", cJSON_Duplicate(args, 1));
 	text = cJSON_PrintUnformatted(req);
@@ -435,7 +590,7 @@ ctlsock_call(const char *path, const char *cmd, const cJSON *args, char *err,
 			close(fd);
 		return NULL;
 	}
-	text = request_text(cmd, args);
+	text = request_text(cmd, args, 0);
 	buf_init(&b, CTL_MAX_REPLY);
 	ok = text != NULL && write_all(fd, text, strlen(text)) == 0 &&
 	    write_all(fd, "\n", 1) == 0 && read_reply(fd, &b) == 0;
@@ -445,6 +600,61 @@ ctlsock_call(const char *path, const char *cmd, const cJSON *args, char *err,
 		reply = cJSON_ParseWithLength((const char *)b.data, b.len);
 	if (reply == NULL)
 		snprintf(err, errlen, "no valid reply from cacheboxd at %s", path);
+	buf_free(&b);
+	return reply;
+}
+
+/* Copy in to fd in chunks, as it is read. 0 or -1. */
+static int
+copy_stream(FILE *in, int fd)
+{
+	char	chunk[64 * 1024];
+	size_t	n;
+
+	while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		if (write_all(fd, chunk, n) == -1)
+			return -1;
+	return ferror(in) ? -1 : 0;
+}
+
+cJSON *
+ctlsock_call_stream(const char *path, const char *cmd, const cJSON *args,
+    FILE *in, size_t max_line, char *err, size_t errlen)
+{
+	struct sockaddr_un	 sun;
+	struct buf		 b;
+	char			*text;
+	cJSON			*reply = NULL;
+	int			 fd, ok;
+
+	(void)max_line;		/* the daemon bounds each line it keeps */
+	if (sockaddr_for(path, &sun) == -1) {
+		snprintf(err, errlen, "%.200s: path too long", path);
+		return NULL;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		snprintf(err, errlen, "cannot reach cacheboxd at %s: %s "
+		    "(is the daemon running with this state directory?)", path,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	text = request_text(cmd, args, 1);
+	buf_init(&b, CTL_MAX_REPLY);
+	ok = text != NULL && write_all(fd, text, strlen(text)) == 0 &&
+	    write_all(fd, "\n", 1) == 0;
+	/* A refusal comes at once and closes: read it rather than writing on. */
+	ok = ok && copy_stream(in, fd) == 0;
+	shutdown(fd, SHUT_WR);
+	if (read_reply(fd, &b) == 0)
+		reply = cJSON_ParseWithLength((const char *)b.data, b.len);
+	close(fd);
+	free(text);
+	if (reply == NULL)
+		snprintf(err, errlen, "no valid reply from cacheboxd at %s%s",
+		    path, ok ? "" : " (the stream was cut)");
 	buf_free(&b);
 	return reply;
 }

@@ -10,7 +10,7 @@ NPUB=npub180cvv07tjdrrgpa0j7j7tmnyl2yr6yr7l8j4s3evf6u64th6gkwsyjh6w6
 HEX=3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d
 
 # --- no admin token yet: mutations are refused with a clear message -------
-start_daemon -d "$T/d" --set http.listen=127.0.0.1:0 --set relays.bootstrap=
+start_daemon -d "$T/d" --set http.listen=127.0.0.1:0 --set relay.listen=127.0.0.1:0 --set relays.bootstrap=
 check "http.port written" wait_for 10 test -s "$T/d/http.port"
 B="http://127.0.0.1:$(cat "$T/d/http.port")"
 code=$(curl -s -o "$T/r" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
@@ -23,7 +23,7 @@ kill "$DPID"; wait "$DPID" || true
 check "http.port removed at exit" test ! -e "$T/d/http.port"
 
 # --- a daemon with a token ---------------------------------------------------
-start_daemon -d "$T/d" --set http.listen=127.0.0.1:0 --set "admin.token=$TOKEN"
+start_daemon -d "$T/d" --set http.listen=127.0.0.1:0 --set relay.listen=127.0.0.1:0 --set "admin.token=$TOKEN"
 check "http.port written" wait_for 10 test -s "$T/d/http.port"
 B="http://127.0.0.1:$(cat "$T/d/http.port")"
 # req METHOD PATH [curl args...]: body in $T/r, status code printed

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_layers.sh — the layers of src/ (docs/ARCHITECTURE.md §2) hold:
 #   - every #include "..." of a file names a header of its own layer or of
-#     a layer below it (core < net, nostr < store, relay < sync < uplink <
-#     app.c < ui < main.c, ctl.c);
+#     a layer below it (core < net, nostr < store, relay < sync < uplink,
+#     serve < app.c < ui < main.c, ctl.c);
 #   - sqlite3.h is included only under src/store/;
 #   - no header includes itself back, directly or in a circle;
 #   - relay/relay.c includes nothing of relay/pool.h, calls no pool_
@@ -15,7 +15,8 @@ python3 - "$CACHEBOX_SRC/src" <<'PY'
 import os, re, sys
 src = sys.argv[1]
 rank = {"core": 1, "net": 2, "nostr": 2, "store": 3, "relay": 3,
-        "sync": 4, "uplink": 5, "app": 6, "ui": 7, "main": 8, "ctl": 8}
+        "sync": 4, "uplink": 5, "serve": 5, "app": 6, "ui": 7, "main": 8,
+        "ctl": 8}
 # Which lower layers each layer may see (besides itself).
 allowed = {
     "core": {"core"},
@@ -25,8 +26,11 @@ allowed = {
     "relay": {"core", "net", "nostr", "relay"},
     "sync": {"core", "net", "nostr", "store", "relay", "sync"},
     "uplink": {"core", "net", "nostr", "store", "relay", "uplink"},
-    "app": {"core", "net", "nostr", "store", "relay", "sync", "uplink", "app"},
-    "ui": {"core", "net", "nostr", "store", "relay", "sync", "uplink", "app", "ui"},
+    "serve": {"core", "net", "nostr", "store", "relay", "sync", "serve"},
+    "app": {"core", "net", "nostr", "store", "relay", "sync", "uplink",
+            "serve", "app"},
+    "ui": {"core", "net", "nostr", "store", "relay", "sync", "uplink",
+           "serve", "app", "ui"},
     "main": set(rank), "ctl": set(rank),
 }
 def layer(rel):

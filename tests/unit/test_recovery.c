@@ -275,7 +275,7 @@ static void
 store_event(struct rfx *r, const uint8_t eid[32])
 {
 	static const uint8_t		pk[32];
-	struct store_event_row		row;
+	struct store_event_row		row = { 0 };
 
 	memset(&row, 0, sizeof(row));
 	row.id = eid;

@@ -96,7 +96,7 @@ teardown_ret(void **state)
 static void
 fill(struct rfx *r, int n, uint32_t kind, int64_t at, bool enqueue)
 {
-	struct store_event_row	row;
+	struct store_event_row	row = { 0 };
 	uint8_t			id[32], pk[32];
 	int			i;
 

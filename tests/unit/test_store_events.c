@@ -42,7 +42,7 @@ put(struct fixture *fx, uint8_t n, uint8_t a, uint32_t kind, int64_t at,
     const char *json, bool enqueue)
 {
 	uint8_t			id[32], pk[32];
-	struct store_event_row	row;
+	struct store_event_row	row = { 0 };
 
 	memset(id, 0, sizeof(id));
 	id[0] = n;
@@ -162,7 +162,7 @@ put_signed(struct fixture *fx, const struct nostr_key *key, uint32_t kind,
 {
 	struct event		ev;
 	struct buf		b;
-	struct store_event_row	row;
+	struct store_event_row	row = { 0 };
 
 	assert_int_equal(event_create(&ev, key, kind, at, NULL, c), EVENT_OK);
 	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
@@ -223,9 +223,10 @@ test_newest_replaceable(void **state)
 }
 
 /*
- * The two queries an index exists for: the newest replaceable event is
- * found in the partial index (its condition written word for word), and
- * an author's items in (created_at, id) order come from a range of
+ * The queries an index exists for: the newest replaceable event and a
+ * relay query's replaceable kind of an author are found in the partial
+ * index (its condition written word for word), and an author's items in
+ * (created_at, id) order, either way, come from a range of
  * events_pubkey_time, sorted only within a second (the right part of the
  * ORDER BY), never as a whole.
  */
@@ -242,6 +243,13 @@ test_query_plans(void **state)
 	if (strstr(plan, "events_pubkey_time ") == NULL ||
 	    strstr(plan, "TEMP B-TREE FOR ORDER BY") != NULL)
 		fail_msg("author items: %s", plan);
+	fixture_plan(fx, SCAN_SQL_AUTHOR_REPLACEABLE, plan, sizeof(plan));
+	if (strstr(plan, "events_replaceable") == NULL)
+		fail_msg("scan, a replaceable kind of an author: %s", plan);
+	fixture_plan(fx, SCAN_SQL_AUTHOR, plan, sizeof(plan));
+	if (strstr(plan, "events_pubkey_time ") == NULL ||
+	    strstr(plan, "TEMP B-TREE FOR ORDER BY") != NULL)
+		fail_msg("scan, an author: %s", plan);
 	assert_true(store_kind_replaceable(0) && store_kind_replaceable(3) &&
 	    store_kind_replaceable(10002) && store_kind_replaceable(30023));
 	assert_false(store_kind_replaceable(1) || store_kind_replaceable(7) ||
@@ -389,7 +397,7 @@ test_evict_bounded_resume(void **state)
 	struct fixture	*fx = *state;
 	int64_t		 evicted = -1, i, n = STORE_EVICT_SCAN_ROWS + 10;
 	uint8_t		 id[32], pk[32];
-	struct store_event_row row;
+	struct store_event_row row = { 0 };
 
 	memset(id, 0, sizeof(id));
 	memset(pk, 1, sizeof(pk));

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""relay_attack.py — hostile clients of cacheboxd's own relay, on raw
+sockets (no WebSocket library: frames are written by hand, so nothing
+smooths over what is sent).
+
+  relay_attack.py PORT badinput
+      One connection per case; prints one JSON object: for each case what
+      came back (NOTICE, CLOSED, close code and reason).
+  relay_attack.py PORT conns N
+      N connections at once, each asking for the upgrade; prints how many
+      were upgraded and how many refused with an HTTP status and a reason
+      (and how many neither: closed without a word).
+  relay_attack.py PORT slow SECONDS
+      A client with a tiny receive buffer subscribes to everything and
+      never reads; after SECONDS prints whether the server cut it off.
+
+Exit 0 always; the caller judges the figures.
+"""
+import base64, json, os, socket, struct, sys, threading, time
+
+port = int(sys.argv[1])
+mode = sys.argv[2]
+
+
+def frame(payload, op=1, fin=True, declared=None):
+    """A masked client frame; declared overrides the length field."""
+    n = len(payload) if declared is None else declared
+    b = bytes([(0x80 if fin else 0) | op])
+    if n < 126:
+        b += bytes([0x80 | n])
+    elif n < 65536:
+        b += bytes([0x80 | 126]) + struct.pack('>H', n)
+    else:
+        b += bytes([0x80 | 127]) + struct.pack('>Q', n)
+    mask = os.urandom(4)
+    return b + mask + bytes(p ^ mask[i % 4] for i, p in enumerate(payload))
+
+
+def connect(rcvbuf=None, timeout=10):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(timeout)
+    s.connect(('127.0.0.1', port))
+    return s
+
+
+def handshake(s):
+    """Ask for the upgrade; (status, head, body or rest)."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall(('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n'
+               'Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n'
+               'Sec-WebSocket-Version: 13\r\n\r\n' % key).encode())
+    data = b''
+    while b'\r\n\r\n' not in data:
+        b = s.recv(4096)
+        if not b:
+            break
+        data += b
+    head, _, rest = data.partition(b'\r\n\r\n')
+    parts = head.split(b' ', 2)
+    status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+    if status != 101:
+        try:
+            while True:
+                b = s.recv(4096)
+                if not b:
+                    break
+                rest += b
+        except OSError:
+            pass
+    return status, head.decode('latin-1'), rest
+
+
+class Reader:
+    """Unmasked server frames from a socket."""
+    def __init__(self, s, rest=b''):
+        self.s, self.buf = s, rest
+
+    def _need(self, n):
+        while len(self.buf) < n:
+            b = self.s.recv(65536)
+            if not b:
+                raise EOFError
+            self.buf += b
+
+    def next(self):
+        """(opcode, payload) of the next frame; raises EOFError/timeout."""
+        self._need(2)
+        op, n = self.buf[0] & 15, self.buf[1] & 127
+        off = 2
+        if n == 126:
+            self._need(4)
+            n, off = struct.unpack('>H', self.buf[2:4])[0], 4
+        elif n == 127:
+            self._need(10)
+            n, off = struct.unpack('>Q', self.buf[2:10])[0], 10
+        self._need(off + n)
+        p = self.buf[off:off + n]
+        self.buf = self.buf[off + n:]
+        return op, p
+
+
+def exchange(frames, until_close=True, limit=30, timeout=5):
+    """Send frames on a fresh connection; what came back: messages and close."""
+    s = connect(timeout=timeout)
+    status, _, rest = handshake(s)
+    out = {'status': status, 'messages': [], 'close': None}
+    for f in frames:
+        try:
+            s.sendall(f)
+        except OSError:
+            break
+    r = Reader(s, rest)
+    try:
+        while len(out['messages']) < limit:
+            op, p = r.next()
+            if op == 1:
+                out['messages'].append(json.loads(p.decode()))
+            elif op == 8:
+                code = struct.unpack('>H', p[:2])[0] if len(p) >= 2 else 1005
+                out['close'] = [code, p[2:].decode('utf-8', 'replace')]
+                break
+            if not until_close and len(out['messages']) >= 1:
+                break
+    except (EOFError, OSError):
+        pass
+    s.close()
+    return out
+
+
+def badinput():
+    req = lambda *a: frame(json.dumps(list(a)).encode())
+    hexkey = lambda i: '%064x' % i
+    res = {}
+    res['malformed'] = exchange([frame(b'["REQ", "a", {'),
+                                 req('REQ', 'ok', {'limit': 1})],
+                                until_close=False, limit=2)
+    res['unknown_verb'] = exchange([req('FROB', 'x'),
+                                    req('REQ', 'ok', {'limit': 0})],
+                                   until_close=False, limit=2)
+    res['not_array'] = exchange([frame(b'{"REQ": 1}')], until_close=False)
+    res['bad_filter'] = exchange([req('REQ', 'f', {'kinds': ['one']})],
+                                 until_close=False)
+    res['many_authors'] = exchange([req('REQ', 'a1500', {
+        'authors': [hexkey(i) for i in range(1500)]})], until_close=False)
+    big = json.dumps(['REQ', 'a100k', {'authors': [hexkey(i)
+                     for i in range(100000)]}]).encode()
+    res['authors_100k'] = exchange([frame(big)], limit=3)
+    res['authors_100k']['bytes'] = len(big)
+    res['oversized'] = exchange([frame(b'x' * 200, declared=1 << 30)],
+                                limit=3)
+    res['invalid_utf8'] = exchange([frame(b'["REQ","\xff\xfe",{}]')], limit=3)
+    res['binary'] = exchange([frame(b'\x00\x01', op=2),
+                              req('REQ', 'ok', {'limit': 0})],
+                             until_close=False, limit=2)
+    # 10,000 subscriptions on one connection: every answer counted.
+    s = connect(timeout=20)
+    status, _, rest = handshake(s)
+    # Written from a thread while this one reads: the relay stops reading
+    # a client whose answers pile up unread.
+    data = b''.join(req('REQ', 's%d' % i, {'kinds': [65535], 'limit': 0})
+                    for i in range(10000))
+    threading.Thread(target=s.sendall, args=(data,), daemon=True).start()
+    r = Reader(s, rest)
+    eose = closed = 0
+    reasons = set()
+    try:
+        while eose + closed < 10000:
+            op, p = r.next()
+            m = json.loads(p.decode()) if op == 1 else None
+            if m and m[0] == 'EOSE':
+                eose += 1
+            elif m and m[0] == 'CLOSED':
+                closed += 1
+                reasons.add(m[2])
+    except (EOFError, OSError):
+        pass
+    s.close()
+    res['subs_10000'] = {'eose': eose, 'closed': closed,
+                         'reasons': sorted(reasons)}
+    print(json.dumps(res))
+
+
+def conns(n):
+    socks, upgraded, refused, silent = [], 0, 0, 0
+    reasons = {}
+    pending = []
+    for _ in range(n):
+        try:
+            s = connect(timeout=10)
+        except OSError:
+            silent += 1
+            continue
+        key = base64.b64encode(os.urandom(16)).decode()
+        try:
+            s.sendall(('GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n'
+                       'Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n'
+                       'Sec-WebSocket-Version: 13\r\n\r\n' % key).encode())
+        except OSError:
+            pass
+        pending.append(s)
+    for s in pending:
+        try:
+            data = b''
+            while b'\r\n\r\n' not in data:
+                b = s.recv(4096)
+                if not b:
+                    break
+                data += b
+            if data.startswith(b'HTTP/1.1 101'):
+                upgraded += 1
+                socks.append(s)
+                continue
+            head, _, body = data.partition(b'\r\n\r\n')
+            try:
+                while True:
+                    b = s.recv(4096)
+                    if not b:
+                        break
+                    body += b
+            except OSError:
+                pass
+            status = head.split(b' ')[1].decode() if head else ''
+            if status and body:
+                refused += 1
+                why = json.loads(body.decode()).get('error', '')
+                reasons[status + ' ' + why] = reasons.get(status + ' ' + why, 0) + 1
+            else:
+                silent += 1
+            s.close()
+        except OSError:
+            silent += 1
+    print(json.dumps({'opened': len(pending), 'upgraded': upgraded,
+                      'refused_with_reason': refused, 'silent': silent,
+                      'reasons': reasons}))
+    sys.stdout.flush()
+    time.sleep(float(sys.argv[4]) if len(sys.argv) > 4 else 0)
+    for s in socks:
+        s.close()
+
+
+def slow(seconds):
+    s = connect(rcvbuf=4096)
+    status, _, rest = handshake(s)
+    s.sendall(frame(json.dumps(['REQ', 'flood', {}]).encode()))
+    print(json.dumps({'status': status, 'subscribed': True}))
+    sys.stdout.flush()
+    time.sleep(seconds)
+    # Now read what is there: a cut connection ends in EOF or a reset.
+    s.settimeout(5)
+    got, closed = 0, False
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                closed = True
+                break
+            got += len(b)
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = True
+    print(json.dumps({'closed_by_server': closed, 'bytes_read': got}))
+
+
+if mode == 'badinput':
+    badinput()
+elif mode == 'conns':
+    conns(int(sys.argv[3]))
+elif mode == 'slow':
+    slow(float(sys.argv[3]))

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# test_relay_hostile.sh — bad input on the box's relay port while the
+# author drain runs against relaysim and a poller reads /api/status
+# (DESIGN.md 9). Each refusal comes with a clear reason:
+#   - malformed JSON, an unknown verb, a message that is not an array:
+#     NOTICE "invalid: ..." and the connection stays usable;
+#   - a bad filter, a filter of 1,500 authors: CLOSED with the reason;
+#   - a filter of 100,000 authors (6.8 MB) and a frame declaring 1 GiB:
+#     a NOTICE naming the 128 KiB limit, then close 1009, before any of
+#     the payload is kept;
+#   - invalid UTF-8: close 1007; a binary frame: ignored;
+#   - 10,000 REQs on one connection: 20 served, 9,980 CLOSED "blocked: at
+#     most 20 open subscriptions";
+#   - 1,000 connections at once: 64 upgraded, every other one answered 503
+#     with a reason, none closed without a word.
+# Meanwhile every status poll is answered, and afterwards the drain
+# finishes with every event of the upstream relay and the daemon is idle.
+. "$(dirname "$0")/lib.sh"
+use_relaysim
+here=$(cd "$(dirname "$0")" && pwd)
+command -v curl >/dev/null || { echo "skip: curl missing"; exit 77; }
+
+cat >"$T/sim.json" <<'JSON'
+{"dataset": {"authors": 6, "events": 6000, "seed": 31},
+ "relays": [{"name": "up"}]}
+JSON
+relaysim_start "$T/sim.json" || { fail "relaysim starts"; finish; exit 1; }
+D=$T/box
+start_daemon -d "$D" --set relays.bootstrap="$(relaysim_url up)" \
+    --set follow.roots="$(relaysim_q root)" --set backfill.pace_ms=300 \
+    --set backfill.page_size=100 --set http.listen=127.0.0.1:0 \
+    --set relay.listen=127.0.0.1:0
+check "relay.port and http.port written" \
+    wait_for 10 test -s "$D/relay.port" -a -s "$D/http.port"
+P=$(cat "$D/relay.port")
+H=$(cat "$D/http.port")
+
+# The poller: /api/status every 100 ms until told to stop.
+python3 - "$H" "$T/stop" >"$T/poll.json" <<'PY' &
+import json, os, sys, time, urllib.request
+port, stop = sys.argv[1], sys.argv[2]
+polls = failed = 0
+events = []
+while not os.path.exists(stop):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%s/api/status" % port,
+                                    timeout=5) as r:
+            events.append(json.load(r)["store"]["events"])
+        polls += 1
+    except Exception:
+        failed += 1
+    time.sleep(0.1)
+print(json.dumps({"polls": polls, "failed": failed,
+                  "events_first": events[0] if events else None,
+                  "events_last": events[-1] if events else None}))
+PY
+poller=$!
+PIDS+=("$poller")
+
+python3 "$here/relay_attack.py" "$P" badinput >"$T/bad.json"
+python3 "$here/relay_attack.py" "$P" conns 1000 1 >"$T/conns.json"
+touch "$T/stop"
+wait "$poller" || true
+
+answer() { python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))[sys.argv[2]]
+print(json.dumps(r["messages"][0] if r["messages"] else r["close"]))' "$T/bad.json" "$1"; }
+closeof() { python3 -c 'import json, sys
+print(json.dumps(json.load(open(sys.argv[1]))[sys.argv[2]]["close"]))' "$T/bad.json" "$1"; }
+is() { [ "$1" = "$2" ] || { echo "    got:  $1"; echo "    want: $2"; return 1; }; }
+
+check "malformed JSON: NOTICE" is "$(answer malformed)" '["NOTICE", "invalid: malformed JSON"]'
+check "unknown verb: NOTICE" is "$(answer unknown_verb)" \
+    '["NOTICE", "invalid: unknown message type \"FROB\""]'
+check "not an array: NOTICE" is "$(answer not_array)" \
+    '["NOTICE", "invalid: a message is an array whose first element is its type"]'
+check "a bad filter: CLOSED with the key at fault" is "$(answer bad_filter)" \
+    '["CLOSED", "f", "invalid: filter 1: kinds: entry 0 is not an integer from 0 to 65535"]'
+check "1,500 authors: CLOSED" is "$(answer many_authors)" \
+    '["CLOSED", "a1500", "invalid: filter 1: authors: more than 1000 entries"]'
+check "100,000 authors (6.8 MB): NOTICE naming the limit" is "$(answer authors_100k)" \
+    '["NOTICE", "error: a message of 6800031 bytes is over this relay'"'"'s limit of 131072 bytes (NIP-11 max_message_length); closing"]'
+check "  then close 1009" is "$(closeof authors_100k)" '[1009, "message over 131072 bytes"]'
+check "a frame declaring 1 GiB: close 1009 after the NOTICE" is "$(closeof oversized)" \
+    '[1009, "message over 131072 bytes"]'
+check "invalid UTF-8: close 1007" is "$(closeof invalid_utf8)" '[1007, ""]'
+check "a binary frame is ignored; the next REQ is answered" is "$(answer binary)" '["EOSE", "ok"]'
+check "10,000 subscriptions on one connection: 20 served, 9,980 refused" \
+    is "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["subs_10000"]))' "$T/bad.json")" \
+    '{"eose": 20, "closed": 9980, "reasons": ["blocked: at most 20 open subscriptions per connection (NIP-11 max_subscriptions)"]}'
+sed 's/^/    /' "$T/conns.json"
+check "1,000 connections: 64 upgraded, 936 refused with a reason, none silently" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["upgraded"] == 64 and r["refused_with_reason"] == 936 and
+    r["silent"] == 0 else 1)' "$T/conns.json"
+sed 's/^/    /' "$T/poll.json"
+check "every status poll answered during the attacks" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["polls"] >= 10 and r["failed"] == 0 else 1)' "$T/poll.json"
+
+want=$(relaysim_q truth match '{}' | wc -l)
+check "the drain goes on to idle" wait_for 300 idle
+check "  with every upstream event stored ($want)" \
+    test "$(json_get "$T/st.json" store.events)" = "$want"
+check "  every author complete" test "$(json_get "$T/st.json" backfill.authors_complete)" = \
+    "$(json_get "$T/st.json" backfill.authors_total)"
+check "status: the refusals counted" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["relay_endpoint"]
+sys.exit(0 if r["bad_messages"] >= 9987 and r["refused_full"] == 936 and
+    r["clients"] == 0 else 1)' "$T/st.json"
+check "the daemon is still running" kill -0 "$DPID"
+finish
