@@ -173,6 +173,11 @@ try {
     (s) => s.store.events.toLocaleString('en-US'), (p) => p.textContent('#store-events'));
   check(`stored events match /api/status (${got})`, want === got, `page ${got}, status ${want}`);
 
+  const rs = (await api('/api/status')).relay_endpoint;
+  check('the relay endpoint section is shown', await page.isVisible('#serve-section'));
+  got = await page.textContent('#serve-summary');
+  check(`it names the relay's address (${got})`, got.includes(':' + rs.port) && got.includes('read-only'), got);
+
   check('no script or load errors', errors.length === 0, errors.join('; '));
 
   // A mutating form: wrong token first (the browser logs its 401), then the right one.

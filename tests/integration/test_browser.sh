@@ -32,7 +32,7 @@ url_mute=$(json_get "$RELAYSIM_READY" relays.2.url)
 
 TOKEN=browser-test-token-0123
 start_daemon -d "$T/d" --set http.listen=127.0.0.1:0 --set "admin.token=$TOKEN" \
-	--set "relays.bootstrap=$url_main" --set "follow.roots=$root" \
+	--set relay.listen=127.0.0.1:0 --set "relays.bootstrap=$url_main" --set "follow.roots=$root" \
 	--set backfill.pace_ms=0
 check "http.port written" wait_for 10 test -s "$T/d/http.port"
 base="http://127.0.0.1:$(cat "$T/d/http.port")"

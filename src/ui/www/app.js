@@ -153,6 +153,39 @@ async function drawRecovery(st) {
   }
 }
 
+// The box's own relay (relay.listen): who reads it and what it sent.
+async function drawServe(st) {
+  const r = st.relay_endpoint;
+  if (!r) {
+    $('#serve-section').hidden = true;
+    return;
+  }
+  $('#serve-section').hidden = false;
+  $('#serve-count').textContent = '(' + fmtInt(r.clients) + ' of ' + fmtInt(r.max_clients) + ' clients)';
+  $('#serve-summary').textContent = 'ws://' + (r.loopback_only ? r.listen.replace(/:[^:]*$/, '') : location.hostname) + ':' + r.port +
+    ' \u2014 ' + (r.accept === 'none' ? 'read-only' : 'accepts events signed by ' + r.accept) +
+    (r.auth === 'owners' ? ', readers must authenticate (NIP-42)' : '') +
+    (r.tag_index_ready ? '' : '; tag index still filling');
+  const rows = [
+    ['subscriptions', fmtInt(r.subscriptions) + ' (' + fmtInt(r.subscriptions_live) + ' live)'],
+    ['REQs served', fmtInt(r.reqs)],
+    ['events sent', fmtInt(r.events_sent)],
+    ['bytes out', fmtBytes(r.bytes_out)],
+    ['writes refused', fmtInt(r.writes_refused)],
+    ['slow readers cut', fmtInt(r.cut_slow)],
+  ];
+  $('#serve-kv').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
+  if (!hasCommand('clients') || r.clients === 0) {
+    $('#serve-clients').replaceChildren();
+    return;
+  }
+  try {
+    drawTable($('#serve-clients'), await getJSON(apiPath('clients')), 'no clients');
+  } catch (e) {
+    $('#serve-clients').replaceChildren(el('p', { class: 'quiet', text: e.message }));
+  }
+}
+
 // Any answer holding an array of objects, drawn as a table of its fields.
 function drawTable(target, answer, emptyText) {
   const rows = Object.values(answer).find((v) => Array.isArray(v)) || [];
@@ -420,7 +453,7 @@ async function refresh() {
     drawHeader(st);
     drawCards(st);
     drawRelays(st.relays || []);
-    await Promise.all([drawAuthors(), drawDeadLetters(), drawRecovery(st), drawJobs()]);
+    await Promise.all([drawAuthors(), drawDeadLetters(), drawRecovery(st), drawServe(st), drawJobs()]);
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (e) {
     $('#updated').textContent = 'no answer: ' + e.message;
