@@ -12,9 +12,12 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,4 +506,73 @@ const struct http_door_stats *
 http_door_stats(const struct http_door *d)
 {
 	return &d->stats;
+}
+
+/* ---- the address and the port file ------------------------------------ */
+
+struct addrinfo *
+http_door_resolve(const char *listen, const char *key, char *err,
+    size_t errlen)
+{
+	struct addrinfo	 hints, *res = NULL;
+	char		 host[256];
+	const char	*colon = strrchr(listen, ':');
+	size_t		 hl;
+	int		 e;
+
+	if (colon == NULL || (hl = (size_t)(colon - listen)) >= sizeof(host)) {
+		snprintf(err, errlen, "%s '%s': want host:port", key, listen);
+		return NULL;
+	}
+	memcpy(host, listen, hl);
+	host[hl] = '\0';
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints,
+	    &res)) != 0) {
+		snprintf(err, errlen, "%s '%s': %s", key, listen,
+		    gai_strerror(e));
+		return NULL;
+	}
+	return res;
+}
+
+bool
+http_door_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6	*s6 = (const struct sockaddr_in6 *)sa;
+	const uint8_t			*b = s6->sin6_addr.s6_addr;
+	static const uint8_t		 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
+					    0, 0, 0xff, 0xff };
+
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+		    >> 24) == 127;
+	if (sa->sa_family != AF_INET6)
+		return false;
+	if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr))
+		return true;
+	return memcmp(b, v4mapped, 12) == 0 && b[12] == 127;
+}
+
+void
+http_door_port_file(const char *path, uint16_t port, const char *who)
+{
+	char	tmp[PATH_MAX + 8];
+	FILE	*f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((f = fopen(tmp, "w")) == NULL) {
+		log_warn("%s: %s", who, tmp);
+		return;
+	}
+	fprintf(f, "%u\n", port);
+	if (fclose(f) != 0 || rename(tmp, path) == -1)
+		log_warn("%s: %s", who, path);
 }

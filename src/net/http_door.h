@@ -21,6 +21,7 @@
 
 #include <sys/socket.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,5 +84,21 @@ uint16_t	 http_door_port(const struct http_door *);
 /* Connections waiting at the door. */
 unsigned	 http_door_waiting(const struct http_door *);
 const struct http_door_stats *http_door_stats(const struct http_door *);
+
+/*
+ * "host:port" or "[v6]:port" (a numeric port) resolved for
+ * http_door_open; key names the setting in err ("http.listen"). NULL
+ * with a one-line reason. The caller frees it with freeaddrinfo.
+ */
+struct addrinfo	*http_door_resolve(const char *listen, const char *key,
+		    char *err, size_t errlen);
+/* True for 127.0.0.0/8, ::1 and ::ffff:127.x; false for wildcards. */
+bool		 http_door_loopback(const struct sockaddr *);
+/*
+ * Publish the port bound in path (by way of path.tmp and a rename, so a
+ * reader never sees half a number); who names the server in the log.
+ */
+void		 http_door_port_file(const char *path, uint16_t port,
+		    const char *who);
 
 #endif

@@ -22,6 +22,7 @@
 #include "core/limits.h"
 #include "nostr/negentropy.h"
 #include "serve/serve.h"
+#include "net/mhd_loop.h"
 
 struct MHD_Daemon;
 struct MHD_UpgradeResponseHandle;
@@ -114,10 +115,8 @@ struct serve {
 	struct ingest		*ing;
 	const struct config	*cfg;
 	uint8_t			 pubkey[32];
-	struct MHD_Daemon	*mhd;
+	struct mhd_loop		 ml;		/* libmicrohttpd on the loop */
 	struct http_door	*door;
-	int			 epfd;
-	uint64_t		 mhd_timer, mhd_deadline;
 	unsigned		 held;		/* connections libmicrohttpd holds */
 	struct client_list	 clients;
 	unsigned		 nclients;	/* open WebSocket clients */

@@ -327,44 +327,12 @@ on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 		srv->held--;
 }
 
-static void	on_mhd_log(void *, const char *, va_list)
-		    __attribute__((format(printf, 2, 0)));
-
-static void
-on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char	msg[512];
-	size_t	n;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if ((n = strlen(msg)) > 0 && msg[n - 1] == '\n')
-		msg[n - 1] = '\0';
-	log_warnx_rl("relay: %s", msg);
-}
-
 /* ---- libmicrohttpd on the loop ---------------------------------------- */
 
 static void
 mhd_run(struct serve *srv)
 {
-	if (MHD_run(srv->mhd) != MHD_YES)
-		log_warnx_rl("relay: MHD_run failed");
-}
-
-static void
-on_epoll(struct loop *loop, int fd, short revents, void *arg)
-{
-	mhd_run(arg);
-}
-
-static void
-on_mhd_timer(struct loop *loop, void *arg)
-{
-	struct serve	*srv = arg;
-
-	srv->mhd_timer = 0;
-	srv->mhd_deadline = 0;
-	mhd_run(srv);
+	mhd_loop_run(&srv->ml);
 }
 
 /*
@@ -378,8 +346,6 @@ on_hook(struct loop *loop, void *arg)
 	struct serve			*srv = arg;
 	struct client			*c, *next;
 	struct MHD_UpgradeResponseHandle *urh;
-	MHD_UNSIGNED_LONG_LONG		 ms;
-	uint64_t			 want = 0;
 	bool				 reaped = false;
 
 	for (c = TAILQ_FIRST(&srv->clients); c != NULL; c = next) {
@@ -393,15 +359,7 @@ on_hook(struct loop *loop, void *arg)
 	}
 	if (reaped)
 		mhd_run(srv);
-	if (MHD_get_timeout(srv->mhd, &ms) == MHD_YES)
-		want = loop_now_ms(loop) + ms;
-	if (want == srv->mhd_deadline)
-		return;
-	loop_timer_clear(loop, &srv->mhd_timer);
-	srv->mhd_deadline = want;
-	if (want != 0 && (srv->mhd_timer = loop_timer_add(loop, ms,
-	    on_mhd_timer, srv)) == 0)
-		srv->mhd_deadline = 0;
+	mhd_loop_arm(&srv->ml);
 }
 
 /* ---- the door -------------------------------------------------------------- */
@@ -412,7 +370,7 @@ door_handoff(void *arg, int fd, const struct sockaddr *sa, socklen_t salen,
 {
 	struct serve	*srv = arg;
 
-	if (MHD_add_connection(srv->mhd, fd, sa, salen) != MHD_YES) {
+	if (MHD_add_connection(srv->ml.mhd, fd, sa, salen) != MHD_YES) {
 		log_warnx_rl("relay: cannot take a connection");
 		return -1;
 	}
@@ -546,59 +504,15 @@ fill_step(struct loop *loop, void *arg)
 
 /* ---- start and stop -------------------------------------------------------- */
 
-/* Split "host:port" or "[v6]:port" and resolve it (numeric port). */
-static struct addrinfo *
-listen_addr(const char *listen, char *err, size_t errlen)
-{
-	struct addrinfo	 hints, *res = NULL;
-	char		 host[256];
-	const char	*colon = strrchr(listen, ':');
-	size_t		 hl;
-	int		 e;
-
-	if (colon == NULL || (hl = (size_t)(colon - listen)) >= sizeof(host)) {
-		snprintf(err, errlen, "relay.listen '%s': want host:port",
-		    listen);
-		return NULL;
-	}
-	memcpy(host, listen, hl);
-	host[hl] = '\0';
-	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints,
-	    &res)) != 0) {
-		snprintf(err, errlen, "relay.listen '%s': %s", listen,
-		    gai_strerror(e));
-		return NULL;
-	}
-	return res;
-}
-
-static bool
-addr_is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
-		    >> 24) == 127;
-	return sa->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(
-	    &((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
 static int
 start_mhd(struct serve *srv, char *err, size_t errlen)
 {
-	const union MHD_DaemonInfo	*info;
+	struct MHD_Daemon	*d;
 
-	srv->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+	d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 	    MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_UPGRADE, 0, NULL, NULL,
 	    on_request, srv,
-	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_loop_log, "relay",
 	    MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)(2 * (RELAYD_MAX_CLIENTS + RELAYD_HANDSHAKE_SLOTS)),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_API_CONN_TIMEOUT_S,
@@ -607,14 +521,10 @@ start_mhd(struct serve *srv, char *err, size_t errlen)
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 	    MHD_OPTION_END);
-	if (srv->mhd == NULL || (info = MHD_get_daemon_info(srv->mhd,
-	    MHD_DAEMON_INFO_EPOLL_FD)) == NULL) {
-		snprintf(err, errlen, "relay: cannot start the HTTP server");
+	if (mhd_loop_attach(&srv->ml, srv->loop, d, "relay", err, errlen) ==
+	    -1)
 		return -1;
-	}
-	srv->epfd = info->epoll_fd;
-	if (loop_fd_add(srv->loop, srv->epfd, POLLIN, on_epoll, srv) == -1 ||
-	    loop_hook_add(srv->loop, on_hook, srv) == -1) {
+	if (loop_hook_add(srv->loop, on_hook, srv) == -1) {
 		snprintf(err, errlen, "relay: cannot watch the HTTP server");
 		return -1;
 	}
@@ -651,22 +561,6 @@ open_door(struct serve *srv, const struct addrinfo *ai, char *err,
 	return 0;
 }
 
-static void
-write_port_file(struct serve *srv)
-{
-	char	tmp[sizeof(srv->port_file) + 8];
-	FILE	*f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", srv->port_file);
-	if ((f = fopen(tmp, "w")) == NULL) {
-		log_warn("relay: %s", tmp);
-		return;
-	}
-	fprintf(f, "%u\n", srv->port);
-	if (fclose(f) != 0 || rename(tmp, srv->port_file) == -1)
-		log_warn("relay: %s", srv->port_file);
-}
-
 struct serve *
 serve_start(const struct serve_opts *o, char *err, size_t errlen)
 {
@@ -681,7 +575,6 @@ serve_start(const struct serve_opts *o, char *err, size_t errlen)
 	srv->st = o->store;
 	srv->ing = o->ingest;
 	srv->cfg = o->cfg;
-	srv->epfd = -1;
 	memcpy(srv->pubkey, o->pubkey, 32);
 	TAILQ_INIT(&srv->clients);
 	TAILQ_INIT(&srv->runq);
@@ -691,7 +584,8 @@ serve_start(const struct serve_opts *o, char *err, size_t errlen)
 	snprintf(srv->port_file, sizeof(srv->port_file), "%s/%s",
 	    o->state_dir, RELAY_PORT_FILE);
 	unlink(srv->port_file);
-	if ((ai = listen_addr(o->listen, err, errlen)) == NULL) {
+	if ((ai = http_door_resolve(o->listen, "relay.listen", err,
+	    errlen)) == NULL) {
 		serve_free(srv);
 		return NULL;
 	}
@@ -706,9 +600,9 @@ serve_start(const struct serve_opts *o, char *err, size_t errlen)
 		return NULL;
 	}
 	srv->listening = true;
-	srv->loopback = addr_is_loopback(ai->ai_addr);
+	srv->loopback = http_door_loopback(ai->ai_addr);
 	freeaddrinfo(ai);
-	write_port_file(srv);
+	http_door_port_file(srv->port_file, srv->port, "relay");
 	srv->fill_timer = loop_timer_add(srv->loop, 0, fill_step, srv);
 	srv->stall_timer = loop_timer_add(srv->loop, RELAYD_STALL_SWEEP_MS,
 	    stall_sweep, srv);
@@ -733,15 +627,11 @@ serve_free(struct serve *srv)
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 	}
 	http_door_free(srv->door);
-	loop_timer_clear(srv->loop, &srv->mhd_timer);
 	loop_timer_clear(srv->loop, &srv->work_timer);
 	loop_timer_clear(srv->loop, &srv->fill_timer);
 	loop_timer_clear(srv->loop, &srv->stall_timer);
 	loop_hook_del(srv->loop, on_hook, srv);
-	if (srv->epfd != -1)
-		loop_fd_del(srv->loop, srv->epfd);
-	if (srv->mhd != NULL)
-		MHD_stop_daemon(srv->mhd);
+	mhd_loop_stop(&srv->ml);
 	if (srv->port != 0)
 		unlink(srv->port_file);
 	buf_free(&srv->frame);

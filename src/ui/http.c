@@ -50,6 +50,7 @@
 #include "core/loop.h"
 #include "core/utf8.h"
 #include "net/http_door.h"
+#include "net/mhd_loop.h"
 #include "ui/api.h"
 #include "ui/commands.h"
 #include "ui/http.h"
@@ -81,15 +82,12 @@ struct auth_peer {
 struct http {
 	struct app		*app;
 	struct loop		*loop;
-	struct MHD_Daemon	*mhd;
+	struct mhd_loop		 ml;		/* libmicrohttpd on the loop */
 	struct http_door	*door;
-	int			 epfd;
-	uint64_t		 timer;		/* loop timer id, 0 if none */
-	uint64_t		 deadline_ms;	/* when it fires, 0 if none */
 	uint64_t		 sweep;		/* deadline sweep timer, 0 if none */
 	uint64_t		 handoff_ms;	/* accept time of the conn being added */
 	uint16_t		 port;
-	int			 loopback;	/* listens on loopback only */
+	bool			 loopback;	/* listens on loopback only */
 	struct http_conn	*conns, *conns_tail;
 	unsigned		 nconns;	/* not cut */
 	uint64_t		 cut_total;
@@ -590,7 +588,7 @@ door_handoff(void *arg, int fd, const struct sockaddr *sa, socklen_t salen,
 	int		 rc;
 
 	h->handoff_ms = accepted_ms;
-	rc = MHD_add_connection(h->mhd, fd, sa, salen) == MHD_YES ? 0 : -1;
+	rc = MHD_add_connection(h->ml.mhd, fd, sa, salen) == MHD_YES ? 0 : -1;
 	h->handoff_ms = 0;
 	if (rc == -1) {
 		log_warnx_rl("http: cannot take a connection");
@@ -679,44 +677,12 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
-static void	on_mhd_log(void *, const char *, va_list)
-		    __attribute__((format(printf, 2, 0)));
-
-static void
-on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char	msg[512];
-	size_t	n;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if ((n = strlen(msg)) > 0 && msg[n - 1] == '\n')
-		msg[n - 1] = '\0';
-	log_warnx_rl("http: %s", msg);
-}
-
 /* ---- the loop ---------------------------------------------------------- */
 
 static void
 http_run(struct http *h)
 {
-	if (MHD_run(h->mhd) != MHD_YES)
-		log_warnx_rl("http: MHD_run failed");
-}
-
-static void
-on_epoll(struct loop *loop, int fd, short revents, void *arg)
-{
-	http_run(arg);
-}
-
-static void
-on_timer(struct loop *loop, void *arg)
-{
-	struct http	*h = arg;
-
-	h->timer = 0;
-	h->deadline_ms = 0;
-	http_run(h);
+	mhd_loop_run(&h->ml);
 }
 
 /*
@@ -726,91 +692,12 @@ on_timer(struct loop *loop, void *arg)
 static void
 on_hook(struct loop *loop, void *arg)
 {
-	struct http			*h = arg;
-	MHD_UNSIGNED_LONG_LONG		 ms;
-	uint64_t			 want = 0;
+	struct http	*h = arg;
 
-	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
-		want = loop_now_ms(loop) + ms;
-	if (want == h->deadline_ms)
-		return;
-	loop_timer_clear(loop, &h->timer);
-	h->deadline_ms = want;
-	if (want != 0 && (h->timer = loop_timer_add(loop, ms, on_timer,
-	    h)) == 0)
-		h->deadline_ms = 0;
+	mhd_loop_arm(&h->ml);
 }
 
 /* ---- start and stop ---------------------------------------------------- */
-
-/* Split "host:port" or "[v6]:port" and resolve it (numeric port). */
-static struct addrinfo *
-listen_addr(const char *listen, char *err, size_t errlen)
-{
-	struct addrinfo	 hints, *res = NULL;
-	char		 host[256];
-	const char	*colon = strrchr(listen, ':');
-	size_t		 hl;
-	int		 e;
-
-	if (colon == NULL || (hl = (size_t)(colon - listen)) >= sizeof(host)) {
-		snprintf(err, errlen, "http.listen '%s': want host:port", listen);
-		return NULL;
-	}
-	memcpy(host, listen, hl);
-	host[hl] = '\0';
-	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints,
-	    &res)) != 0) {
-		snprintf(err, errlen, "http.listen '%s': %s", listen,
-		    gai_strerror(e));
-		return NULL;
-	}
-	return res;
-}
-
-/* True for 127.0.0.0/8 and ::1 (and ::ffff:127.x); false for wildcards. */
-static int
-addr_is_loopback(const struct sockaddr *sa)
-{
-	const struct sockaddr_in6	*s6 = (const struct sockaddr_in6 *)sa;
-	const uint8_t			*b = s6->sin6_addr.s6_addr;
-	static const uint8_t		 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
-					    0, 0, 0xff, 0xff };
-
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
-		    >> 24) == 127;
-	if (sa->sa_family != AF_INET6)
-		return 0;
-	if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr))
-		return 1;
-	return memcmp(b, v4mapped, 12) == 0 && b[12] == 127;
-}
-
-/* Write the port to DIR/http.port by way of a temporary file and rename. */
-static void
-write_port_file(struct http *h)
-{
-	char	tmp[PATH_MAX + 8];
-	FILE	*f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", h->port_file);
-	if ((f = fopen(tmp, "w")) == NULL) {
-		log_warn("http: %s", tmp);
-		return;
-	}
-	fprintf(f, "%u\n", h->port);
-	if (fclose(f) != 0 || rename(tmp, h->port_file) == -1)
-		log_warn("http: %s", h->port_file);
-}
 
 /*
  * libmicrohttpd without a listening socket: the door accepts and hands
@@ -824,7 +711,7 @@ start_mhd(struct http *h)
 			    MHD_USE_NO_LISTEN_SOCKET;
 
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_loop_log, "http",
 	    MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)(2 * HTTP_API_MAX_CONNS),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_API_CONN_TIMEOUT_S,
@@ -860,25 +747,6 @@ open_door(struct http *h, const struct addrinfo *ai, char *err,
 	return 0;
 }
 
-static int
-attach(struct http *h, char *err, size_t errlen)
-{
-	const union MHD_DaemonInfo	*info;
-
-	if ((info = MHD_get_daemon_info(h->mhd,
-	    MHD_DAEMON_INFO_EPOLL_FD)) == NULL) {
-		snprintf(err, errlen, "http: no epoll descriptor");
-		return -1;
-	}
-	h->epfd = info->epoll_fd;
-	if (loop_fd_add(h->loop, h->epfd, POLLIN, on_epoll, h) == -1 ||
-	    loop_hook_add(h->loop, on_hook, h) == -1) {
-		snprintf(err, errlen, "http: cannot watch the epoll descriptor");
-		return -1;
-	}
-	return 0;
-}
-
 /* app_section.add: the server's facts under "http" in the status. */
 static void
 http_status_json(const void *part, cJSON *o)
@@ -908,37 +776,35 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 	struct http	*h;
 	struct addrinfo	*ai;
 
+	snprintf(err, errlen, "%s", "");
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		snprintf(err, errlen, "http: out of memory");
 		return NULL;
 	}
 	h->app = app;
 	h->loop = app->loop;
-	h->epfd = -1;
 	snprintf(h->listen, sizeof(h->listen), "%s", listen);
 	snprintf(h->port_file, sizeof(h->port_file), "%s/%s", app->state_dir,
 	    HTTP_PORT_FILE);
 	unlink(h->port_file);
-	if ((ai = listen_addr(listen, err, errlen)) == NULL) {
+	if ((ai = http_door_resolve(listen, "http.listen", err,
+	    errlen)) == NULL) {
 		free(h);
 		return NULL;
 	}
-	if ((h->mhd = start_mhd(h)) == NULL) {
-		freeaddrinfo(ai);
-		snprintf(err, errlen, "http: cannot start the HTTP server");
-		free(h);
-		return NULL;
-	}
-	if (attach(h, err, errlen) == -1 || open_door(h, ai, err,
-	    errlen) == -1) {
+	if (mhd_loop_attach(&h->ml, h->loop, start_mhd(h), "http", err,
+	    errlen) == -1 || loop_hook_add(h->loop, on_hook, h) == -1 ||
+	    open_door(h, ai, err, errlen) == -1) {
+		if (*err == '\0')
+			snprintf(err, errlen, "http: cannot watch the server");
 		freeaddrinfo(ai);
 		http_free(h);
 		return NULL;
 	}
-	h->loopback = addr_is_loopback(ai->ai_addr);
+	h->loopback = http_door_loopback(ai->ai_addr);
 	freeaddrinfo(ai);
 	app_section_add(app, "http", http_status_json, h);
-	write_port_file(h);
+	http_door_port_file(h->port_file, h->port, "http");
 	log_info("http: status page and API on %s (port %u)", listen, h->port);
 	if (!h->loopback && *config_get(app->cfg, "admin.token") == '\0')
 		log_warnx("http: %s is reachable from the network and no admin "
@@ -955,13 +821,9 @@ http_free(struct http *h)
 		return;
 	app_section_del(h->app, h);
 	http_door_free(h->door);
-	loop_timer_clear(h->loop, &h->timer);
 	loop_timer_clear(h->loop, &h->sweep);
 	loop_hook_del(h->loop, on_hook, h);
-	if (h->epfd != -1)
-		loop_fd_del(h->loop, h->epfd);
-	if (h->mhd != NULL)
-		MHD_stop_daemon(h->mhd);
+	mhd_loop_stop(&h->ml);
 	unlink(h->port_file);
 	free(h);
 }
