@@ -567,19 +567,16 @@ request_text(const char *cmd, const cJSON *args, int stream)
 	return text;
 }
 
-cJSON *
-ctlsock_call(const char *path, const char *cmd, const cJSON *args, char *err,
-    size_t errlen)
+/* Connect to the daemon's socket at path. The descriptor, or -1 with err. */
+static int
+ctl_dial(const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un	 sun;
-	struct buf		 b;
-	char			*text;
-	cJSON			*reply = NULL;
-	int			 fd, ok;
+	struct sockaddr_un	sun;
+	int			fd;
 
 	if (sockaddr_for(path, &sun) == -1) {
 		snprintf(err, errlen, "%.200s: path too long", path);
-		return NULL;
+		return -1;
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
 	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
@@ -588,8 +585,22 @@ ctlsock_call(const char *path, const char *cmd, const cJSON *args, char *err,
 		    strerror(errno));
 		if (fd != -1)
 			close(fd);
-		return NULL;
+		return -1;
 	}
+	return fd;
+}
+
+cJSON *
+ctlsock_call(const char *path, const char *cmd, const cJSON *args, char *err,
+    size_t errlen)
+{
+	struct buf		 b;
+	char			*text;
+	cJSON			*reply = NULL;
+	int			 fd, ok;
+
+	if ((fd = ctl_dial(path, err, errlen)) == -1)
+		return NULL;
 	text = request_text(cmd, args, 0);
 	buf_init(&b, CTL_MAX_REPLY);
 	ok = text != NULL && write_all(fd, text, strlen(text)) == 0 &&
@@ -621,26 +632,14 @@ cJSON *
 ctlsock_call_stream(const char *path, const char *cmd, const cJSON *args,
     FILE *in, size_t max_line, char *err, size_t errlen)
 {
-	struct sockaddr_un	 sun;
 	struct buf		 b;
 	char			*text;
 	cJSON			*reply = NULL;
 	int			 fd, ok;
 
 	(void)max_line;		/* the daemon bounds each line it keeps */
-	if (sockaddr_for(path, &sun) == -1) {
-		snprintf(err, errlen, "%.200s: path too long", path);
+	if ((fd = ctl_dial(path, err, errlen)) == -1)
 		return NULL;
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		snprintf(err, errlen, "cannot reach cacheboxd at %s: %s "
-		    "(is the daemon running with this state directory?)", path,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return NULL;
-	}
 	text = request_text(cmd, args, 1);
 	buf_init(&b, CTL_MAX_REPLY);
 	ok = text != NULL && write_all(fd, text, strlen(text)) == 0 &&
