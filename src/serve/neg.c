@@ -147,24 +147,14 @@ neg_open(struct client *c, struct wire_msg *m)
 	}
 	srv->neg_sessions++;
 	srv->stats.negs++;
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
+	if ((s = sub_new(c, SUB_NEG, m)) == NULL) {
 		srv->neg_sessions--;
 		buf_free(&first);
 		neg_err(c, m->subid, "error: out of memory");
 		return;
 	}
-	s->c = c;
-	s->kind = SUB_NEG;
-	s->phase = SUB_WAITING;
-	snprintf(s->id, sizeof(s->id), "%s", m->subid);
-	s->filters = m->filters;
-	s->nfilters = m->nfilters;
-	m->filters = NULL;
-	m->nfilters = 0;
 	s->first = first;
 	neg_storage_init(&s->items, NEG_MAX_ITEMS);
-	TAILQ_INSERT_TAIL(&c->negs, s, entry);
-	c->nnegs++;
 	sub_schedule(s);
 }
 

@@ -170,6 +170,12 @@ size_t		 client_queued(const struct client *);
 void		 sub_req(struct client *, struct wire_msg *);
 void		 sub_count(struct client *, struct wire_msg *);
 void		 sub_close_msg(struct client *, const char *subid);
+/*
+ * A new subscription or NIP-77 session of c for the message m (its
+ * filters are taken), on the client's list for its kind and waiting for
+ * its first slice. NULL when out of memory.
+ */
+struct sub	*sub_new(struct client *, enum sub_kind, struct wire_msg *);
 /* Free one subscription (off the run queue, its scan slot given back). */
 void		 sub_free(struct sub *);
 /* Put s on the run queue (no-op when there or not runnable). */

@@ -176,11 +176,7 @@ sub_free_all(struct client *c)
 		sub_free(s);
 }
 
-/*
- * A new subscription of c for the message m (its filters are taken),
- * on the client's list for its kind and waiting for its first slice.
- */
-static struct sub *
+struct sub *
 sub_new(struct client *c, enum sub_kind kind, struct wire_msg *m)
 {
 	struct sub	*s;
