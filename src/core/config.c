@@ -18,6 +18,7 @@
 
 #include "core/config.h"
 #include "core/config_check.h"
+#include "core/errf.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/redact.h"
@@ -189,7 +190,7 @@ config_validate(const char *key, const char *value, char *err, size_t errlen)
 	int			i = cfg_index(key);
 
 	if (i == -1)
-		return cfg_fail(err, errlen, "unknown key '%s'", key);
+		return errf(err, errlen, "unknown key '%s'", key);
 	return cfg_parse(&cfg_table[i], value, &p, err, errlen);
 }
 
@@ -201,11 +202,11 @@ config_normalize(const char *key, const char *value, char *out,
 	int			i = cfg_index(key);
 
 	if (i == -1)
-		return cfg_fail(err, errlen, "unknown key '%s'", key);
+		return errf(err, errlen, "unknown key '%s'", key);
 	if (cfg_parse(&cfg_table[i], value, &p, err, errlen) == -1)
 		return -1;
 	if (strlen(p.text) >= outlen)
-		return cfg_fail(err, errlen, "%s: value too long", key);
+		return errf(err, errlen, "%s: value too long", key);
 	memcpy(out, p.text, strlen(p.text) + 1);
 	return 0;
 }
@@ -224,14 +225,14 @@ config_set(struct config *cfg, const char *key, const char *value,
 	int			 i = cfg_index(key);
 
 	if (i == -1)
-		return cfg_fail(err, errlen, "unknown key '%s'", key);
+		return errf(err, errlen, "unknown key '%s'", key);
 	if (cfg_parse(&cfg_table[i], value, &p, err, errlen) == -1)
 		return -1;
 	v = &cfg->v[i];
 	if (src < v->src)
 		return 0;
 	if ((text = strdup(p.text)) == NULL)
-		return cfg_fail(err, errlen, "%s: out of memory", key);
+		return errf(err, errlen, "%s: out of memory", key);
 	free(v->text);
 	v->text = text;
 	v->num = p.num;
@@ -289,7 +290,7 @@ cfg_set_kv(struct config *cfg, const char *key, size_t n, const char *value,
 
 	cfg_trim(&key, &n);
 	if (n == 0)
-		return cfg_fail(err, errlen, "missing key before '='");
+		return errf(err, errlen, "missing key before '='");
 	if (n > CONFIG_MAX_KEY)
 		n = CONFIG_MAX_KEY;
 	memcpy(name, key, n);
@@ -304,7 +305,7 @@ config_set_arg(struct config *cfg, const char *arg, char *err, size_t errlen)
 	const char	*eq = strchr(arg, '=');
 
 	if (eq == NULL)
-		return cfg_fail(err, errlen, "--set '%s': expected KEY=VALUE",
+		return errf(err, errlen, "--set '%s': expected KEY=VALUE",
 		    arg);
 	return cfg_set_kv(cfg, arg, (size_t)(eq - arg), eq + 1, CFG_SRC_CLI,
 	    err, errlen);
@@ -321,7 +322,7 @@ cfg_file_line(struct config *cfg, const char *line, char *err, size_t errlen)
 	if (n == 0 || *p == '#')
 		return 0;
 	if ((eq = strchr(p, '=')) == NULL)
-		return cfg_fail(err, errlen, "expected 'key = value'");
+		return errf(err, errlen, "expected 'key = value'");
 	return cfg_set_kv(cfg, p, (size_t)(eq - p), eq + 1, CFG_SRC_FILE,
 	    err, errlen);
 }
@@ -336,10 +337,10 @@ cfg_buf_line(struct config *cfg, const char *s, size_t n, char *err,
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
 	if (n > CONFIG_MAX_LINE)
-		return cfg_fail(err, errlen, "line longer than %d bytes",
+		return errf(err, errlen, "line longer than %d bytes",
 		    CONFIG_MAX_LINE);
 	if (memchr(s, '\0', n) != NULL)
-		return cfg_fail(err, errlen, "NUL byte in line");
+		return errf(err, errlen, "NUL byte in line");
 	memcpy(line, s, n);
 	line[n] = '\0';
 	return cfg_file_line(cfg, line, err, errlen);
@@ -363,7 +364,7 @@ config_load_buf(struct config *cfg, const char *name, const char *data,
 		nl = memchr(p, '\n', (size_t)(end - p));
 		n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
 		if (cfg_buf_line(cfg, p, n, msg, sizeof(msg)) == -1)
-			return cfg_fail(err, errlen, "%s:%u: %s", name, lineno,
+			return errf(err, errlen, "%s:%u: %s", name, lineno,
 			    msg);
 		p += n + 1;
 	}
@@ -378,20 +379,20 @@ cfg_read_file(const char *path, size_t *len, char *err, size_t errlen)
 	char	*data;
 
 	if ((fp = fopen(path, "r")) == NULL) {
-		cfg_fail(err, errlen, "%s: %s", path, strerror(errno));
+		errf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if ((data = malloc(CONFIG_MAX_FILE_BYTES + 1)) == NULL) {
-		cfg_fail(err, errlen, "%s: out of memory", path);
+		errf(err, errlen, "%s: out of memory", path);
 		fclose(fp);
 		return NULL;
 	}
 	*len = fread(data, 1, CONFIG_MAX_FILE_BYTES + 1, fp);
 	if (ferror(fp) || *len > CONFIG_MAX_FILE_BYTES) {
 		if (ferror(fp))
-			cfg_fail(err, errlen, "%s: read error", path);
+			errf(err, errlen, "%s: read error", path);
 		else
-			cfg_fail(err, errlen, "%s: larger than %d bytes", path,
+			errf(err, errlen, "%s: larger than %d bytes", path,
 			    CONFIG_MAX_FILE_BYTES);
 		free(data);
 		data = NULL;

@@ -17,25 +17,12 @@
 #include <strings.h>
 
 #include "core/config_check.h"
+#include "core/errf.h"
 #include "core/log.h"
 #include "core/secret.h"
 
 typedef int (*cfg_check_fn)(const struct cfg_def *, const char *,
     struct cfg_parsed *, char *, size_t);
-
-/* Format "KEY: message" (or any message) into err when there is room. */
-int
-cfg_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Copy s into out->text; -1 if it does not fit. */
 static int
@@ -124,7 +111,7 @@ cfg_check_range(const struct cfg_def *d, int64_t num, char *err, size_t errlen)
 		snprintf(b, sizeof(b), "%lld",
 		    (long long)(num < d->min ? d->min : d->max));
 	}
-	return cfg_fail(err, errlen, "%s: %s is %s %s", d->name, v,
+	return errf(err, errlen, "%s: %s is %s %s", d->name, v,
 	    num < d->min ? "below the minimum" : "above the maximum", b);
 }
 
@@ -141,7 +128,7 @@ cfg_check_int(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
     char *err, size_t errlen)
 {
 	if (cfg_parse_int(s, &out->num) == -1)
-		return cfg_fail(err, errlen, "%s: '%s' is not an integer",
+		return errf(err, errlen, "%s: '%s' is not an integer",
 		    d->name, s);
 	if (cfg_check_range(d, out->num, err, errlen) == -1)
 		return -1;
@@ -154,7 +141,7 @@ cfg_check_size(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
     char *err, size_t errlen)
 {
 	if (cfg_parse_size(s, &out->num) == -1)
-		return cfg_fail(err, errlen, "%s: '%s' is not a size (bytes, "
+		return errf(err, errlen, "%s: '%s' is not a size (bytes, "
 		    "or a number with k, m or g)", d->name, s);
 	if (cfg_check_range(d, out->num, err, errlen) == -1)
 		return -1;
@@ -175,7 +162,7 @@ cfg_check_bool(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
 			return cfg_copy(out, out->num ? "true" : "false");
 		}
 	}
-	return cfg_fail(err, errlen, "%s: '%s' is not a boolean (true/false, "
+	return errf(err, errlen, "%s: '%s' is not a boolean (true/false, "
 	    "yes/no, on/off, 1/0)", d->name, s);
 }
 
@@ -186,7 +173,7 @@ cfg_check_level(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
 	enum log_level	level;
 
 	if (log_level_parse(s, &level) == -1)
-		return cfg_fail(err, errlen, "%s: '%s' is not a log level "
+		return errf(err, errlen, "%s: '%s' is not a log level "
 		    "(error, warn, info, debug)", d->name, s);
 	out->num = level;
 	return cfg_copy(out, s);
@@ -339,12 +326,12 @@ cfg_check_list(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
 		p += n;
 		cfg_trim(&start, &n);
 		if (n == 0)
-			return cfg_fail(err, errlen, "%s: empty item in the list",
+			return errf(err, errlen, "%s: empty item in the list",
 			    d->name);
 		memcpy(item, start, n);
 		item[n] = '\0';
 		if (!item_ok(d->type, item, &why))
-			return cfg_fail(err, errlen, "%s: '%s' is %s%s%s%s",
+			return errf(err, errlen, "%s: '%s' is %s%s%s%s",
 			    d->name, item, what, why ? " (" : "", why ? why : "",
 			    why ? ")" : "");
 		len += (size_t)snprintf(out->text + len, sizeof(out->text) - len,
@@ -402,7 +389,7 @@ cfg_check_addrs(const struct cfg_def *d, const char *s,
 	    "not an IP address, IP:port or [v6]:port", err, errlen) == -1)
 		return -1;
 	if (out->num > DNS_MAX_SERVERS)
-		return cfg_fail(err, errlen, "%s: more than %d servers", d->name,
+		return errf(err, errlen, "%s: more than %d servers", d->name,
 		    DNS_MAX_SERVERS);
 	return 0;
 }
@@ -433,7 +420,7 @@ cfg_check_uplink(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
 	if (*s == '\0' || cfg_lent_ok(CFG_UPLINK, s, &why))
 		return cfg_copy(out, s);
 	/* Never echoed: a refused value may still carry a password. */
-	return cfg_fail(err, errlen, "%s: not empty or a ws://, wss://, "
+	return errf(err, errlen, "%s: not empty or a ws://, wss://, "
 	    "postgres:// or postgresql:// URL (a libpq keyword/value string "
 	    "is not accepted)%s%s%s", d->name, why ? ": " : "",
 	    why ? why : "", "");
@@ -454,9 +441,9 @@ cfg_check_token(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
 	if (*s == '\0' || secret_is_hash(s))
 		return cfg_copy(out, s);
 	if (secret_token_check(s, msg, sizeof(msg)) == -1)
-		return cfg_fail(err, errlen, "%s: %s", d->name, msg);
+		return errf(err, errlen, "%s: %s", d->name, msg);
 	if (secret_hash(s, out->text, sizeof(out->text)) == -1)
-		return cfg_fail(err, errlen, "%s: cannot hash the token",
+		return errf(err, errlen, "%s: cannot hash the token",
 		    d->name);
 	return 0;
 }
@@ -467,7 +454,7 @@ cfg_check_hostport(const struct cfg_def *d, const char *s,
 {
 	out->num = 0;
 	if (!cfg_authority_ok(s, strlen(s), 1, 0))
-		return cfg_fail(err, errlen, "%s: '%s' is not host:port or "
+		return errf(err, errlen, "%s: '%s' is not host:port or "
 		    "[v6]:port", d->name, s);
 	return cfg_copy(out, s);
 }
@@ -486,7 +473,7 @@ cfg_check_choice(const struct cfg_def *d, const char *s,
 		if (w == n && strncmp(p, s, n) == 0)
 			return cfg_copy(out, s);
 	}
-	return cfg_fail(err, errlen, "%s: '%s' is not one of %s", d->name, s,
+	return errf(err, errlen, "%s: '%s' is not one of %s", d->name, s,
 	    d->choices != NULL ? d->choices : "(none)");
 }
 
@@ -519,11 +506,11 @@ cfg_parse(const struct cfg_def *d, const char *value, struct cfg_parsed *out,
 
 	cfg_trim(&s, &n);
 	if (n > CONFIG_MAX_VALUE)
-		return cfg_fail(err, errlen, "%s: value is longer than %d bytes",
+		return errf(err, errlen, "%s: value is longer than %d bytes",
 		    d->name, CONFIG_MAX_VALUE);
 	for (i = 0; i < n; i++)
 		if (iscntrl((unsigned char)s[i]))
-			return cfg_fail(err, errlen, "%s: value contains a "
+			return errf(err, errlen, "%s: value contains a "
 			    "control character", d->name);
 	memcpy(tmp, s, n);
 	tmp[n] = '\0';

@@ -34,9 +34,6 @@ int	cfg_parse(const struct cfg_def *d, const char *value,
 /* cfg_parse of d's built-in default, trusted where no check is lent yet. */
 int	cfg_parse_default(const struct cfg_def *d, struct cfg_parsed *out,
 	    char *err, size_t errlen);
-/* Format a message into err when there is room; returns -1. */
-int	cfg_fail(char *err, size_t errlen, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
 /* The n bytes at *s without leading and trailing white space. */
 void	cfg_trim(const char **s, size_t *n);
 

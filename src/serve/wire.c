@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/errf.h"
 #include "core/hex.h"
 #include "core/jsonscan.h"
 #include "nostr/event.h"
@@ -46,20 +47,6 @@ static const struct wire_kind {
 };
 #define WIRE_NKINDS	(sizeof(wire_kinds) / sizeof(wire_kinds[0]))
 
-static int	say(char *why, size_t whylen, const char *fmt, ...)
-		    __attribute__((format(printf, 3, 4)));
-
-static int
-say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 const char *
 wire_type_name(enum wire_type t)
 {
@@ -81,11 +68,11 @@ w_subid(struct wire_msg *m, char *why, size_t whylen)
 	size_t		 len;
 
 	if (!cJSON_IsString(s) || s->valuestring == NULL)
-		return say(why, whylen, "invalid: the subscription id is not a "
+		return errf(why, whylen, "invalid: the subscription id is not a "
 		    "string");
 	len = strlen(s->valuestring);
 	if (len == 0 || len > RELAY_SUBID_MAX)
-		return say(why, whylen, "invalid: a subscription id has 1 to "
+		return errf(why, whylen, "invalid: a subscription id has 1 to "
 		    "%d characters", RELAY_SUBID_MAX);
 	memcpy(m->subid, s->valuestring, len + 1);
 	return 0;
@@ -106,11 +93,11 @@ w_filters(struct wire_msg *m, int from, size_t n, char *why, size_t whylen)
 	size_t	i;
 
 	if ((m->filters = calloc(n, sizeof(*m->filters))) == NULL)
-		return say(why, whylen, "error: out of memory");
+		return errf(why, whylen, "error: out of memory");
 	for (i = 0; i < n; i++) {
 		if (filter_parse(&m->filters[i], cJSON_GetArrayItem(m->root,
 		    from + (int)i), err, sizeof(err)) == -1) {
-			say(why, whylen, "invalid: filter %zu: %s", i + 1, err);
+			errf(why, whylen, "invalid: filter %zu: %s", i + 1, err);
 			while (i > 0)
 				filter_free(&m->filters[--i]);
 			free(m->filters);
@@ -133,7 +120,7 @@ w_req(struct wire_msg *m, const char *f, size_t len, size_t maxf, char *why,
 	if (w_subid(m, why, whylen) == -1)
 		return -1;
 	if (n > maxf)
-		return say(why, whylen, "blocked: at most %zu filters in one "
+		return errf(why, whylen, "blocked: at most %zu filters in one "
 		    "%s", maxf, wire_type_name(m->type));
 	return w_filters(m, 2, n, why, whylen);
 }
@@ -190,7 +177,7 @@ w_event(struct wire_msg *m, const char *f, size_t len, size_t maxf,
 {
 	if (!cJSON_IsObject(cJSON_GetArrayItem(m->root, 1)) ||
 	    w_event_span(m, f, len) == -1)
-		return say(why, whylen, "invalid: %s needs an event object",
+		return errf(why, whylen, "invalid: %s needs an event object",
 		    wire_type_name(m->type));
 	return 0;
 }
@@ -203,7 +190,7 @@ w_hex(struct wire_msg *m, int i, char *why, size_t whylen)
 	size_t		 k, len;
 
 	if (!cJSON_IsString(h) || h->valuestring == NULL)
-		return say(why, whylen, "invalid: the negentropy message is not "
+		return errf(why, whylen, "invalid: the negentropy message is not "
 		    "a string");
 	len = strlen(h->valuestring);
 	for (k = 0; k < len; k++)
@@ -211,7 +198,7 @@ w_hex(struct wire_msg *m, int i, char *why, size_t whylen)
 		    (h->valuestring[k] >= 'A' && h->valuestring[k] <= 'F'))
 			break;
 	if (len < 2 || len % 2 != 0 || k != len)
-		return say(why, whylen, "invalid: the negentropy message is not "
+		return errf(why, whylen, "invalid: the negentropy message is not "
 		    "lowercase hex");
 	m->hex = h->valuestring;
 	m->hex_len = len;
@@ -260,10 +247,10 @@ w_json(struct wire_msg *m, const char *frame, size_t len, char *why,
 	case JSONSCAN_OK:
 		break;
 	case JSONSCAN_TOO_MANY:
-		return say(why, whylen, "blocked: more than %d JSON values in "
+		return errf(why, whylen, "blocked: more than %d JSON values in "
 		    "one message", RELAY_MSG_MAX_VALUES);
 	default:
-		return say(why, whylen, "invalid: JSON nested deeper than %d",
+		return errf(why, whylen, "invalid: JSON nested deeper than %d",
 		    RELAY_MSG_MAX_DEPTH);
 	}
 	m->root = cJSON_ParseWithLengthOpts(frame, len, &end, 0);
@@ -273,7 +260,7 @@ w_json(struct wire_msg *m, const char *frame, size_t len, char *why,
 		m->root = NULL;
 	}
 	if (m->root == NULL)
-		return say(why, whylen, "invalid: malformed JSON");
+		return errf(why, whylen, "invalid: malformed JSON");
 	return 0;
 }
 
@@ -291,12 +278,12 @@ wire_parse(struct wire_msg *m, const char *frame, size_t len,
 	t = cJSON_GetArrayItem(m->root, 0);
 	if (!cJSON_IsArray(m->root) || !cJSON_IsString(t) ||
 	    t->valuestring == NULL) {
-		say(why, whylen, "invalid: a message is an array whose first "
+		errf(why, whylen, "invalid: a message is an array whose first "
 		    "element is its type");
 		goto fail;
 	}
 	if ((k = wire_kind_find(t->valuestring)) == NULL) {
-		say(why, whylen, "invalid: unknown message type \"%.32s\"",
+		errf(why, whylen, "invalid: unknown message type \"%.32s\"",
 		    t->valuestring);
 		goto fail;
 	}
@@ -305,7 +292,7 @@ wire_parse(struct wire_msg *m, const char *frame, size_t len,
 	if (n < k->min || n > k->max) {
 		if (k->sub)	/* so the refusal can name the subscription */
 			(void)w_subid(m, why, whylen);
-		say(why, whylen, "invalid: %s takes %d to %d elements, not %d",
+		errf(why, whylen, "invalid: %s takes %d to %d elements, not %d",
 		    k->name, k->min, k->max, n);
 		goto fail;
 	}

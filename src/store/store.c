@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/embed.h"
+#include "core/errf.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/store.h"
@@ -107,21 +108,6 @@ store_damaged(struct store *st)
 	return store_check_damage(st);
 }
 
-static void store_errf(char *, size_t, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-store_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * Migration file names: digits, '_', a name, ".sql". Returns the number,
  * or -1 for a name that does not follow the pattern.
@@ -159,13 +145,13 @@ migrations_check(char *err, size_t errlen)
 
 	for (f = store_migration_files; f->name != NULL; f++, want++) {
 		if (migration_number(f->name) != want) {
-			store_errf(err, errlen, "embedded migration %s: expected "
+			errf(err, errlen, "embedded migration %s: expected "
 			    "number %03d (migrations are numbered from 001 "
 			    "without gaps)", f->name, want);
 			return -1;
 		}
 		if (strlen((const char *)f->data) != f->len) {
-			store_errf(err, errlen, "embedded migration %s holds a "
+			errf(err, errlen, "embedded migration %s holds a "
 			    "NUL byte", f->name);
 			return -1;
 		}
@@ -189,21 +175,21 @@ store_check_dir(const char *dir, char *err, size_t errlen)
 	struct stat	sb;
 
 	if (dir == NULL || *dir == '\0') {
-		store_errf(err, errlen, "no state directory given");
+		errf(err, errlen, "no state directory given");
 		return -1;
 	}
 	if (stat(dir, &sb) == -1) {
-		store_errf(err, errlen, "state directory %s: %s", dir,
+		errf(err, errlen, "state directory %s: %s", dir,
 		    strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		store_errf(err, errlen, "state directory %s: not a directory",
+		errf(err, errlen, "state directory %s: not a directory",
 		    dir);
 		return -1;
 	}
 	if (access(dir, W_OK | X_OK) == -1) {
-		store_errf(err, errlen, "state directory %s is not writable: %s",
+		errf(err, errlen, "state directory %s is not writable: %s",
 		    dir, strerror(errno));
 		return -1;
 	}
@@ -219,15 +205,15 @@ store_check_file(const char *path, char *err, size_t errlen)
 	if (stat(path, &sb) == -1) {
 		if (errno == ENOENT)
 			return 0;
-		store_errf(err, errlen, "%s: %s", path, strerror(errno));
+		errf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		store_errf(err, errlen, "%s is not a regular file", path);
+		errf(err, errlen, "%s is not a regular file", path);
 		return -1;
 	}
 	if (access(path, R_OK | W_OK) == -1) {
-		store_errf(err, errlen, "%s is not writable: %s", path,
+		errf(err, errlen, "%s is not writable: %s", path,
 		    strerror(errno));
 		return -1;
 	}
@@ -261,15 +247,15 @@ store_read_error(sqlite3 *db, const char *path, int rc, char *err,
 {
 	switch (rc & 0xff) {
 	case SQLITE_NOTADB:
-		store_errf(err, errlen, "%s is not a cachebox database (file is "
+		errf(err, errlen, "%s is not a cachebox database (file is "
 		    "not a SQLite database)", path);
 		break;
 	case SQLITE_CORRUPT:
-		store_errf(err, errlen, "%s is damaged (%s); refusing to touch "
+		errf(err, errlen, "%s is damaged (%s); refusing to touch "
 		    "it", path, sqlite3_errmsg(db));
 		break;
 	default:
-		store_errf(err, errlen, "cannot read %s: %s", path,
+		errf(err, errlen, "cannot read %s: %s", path,
 		    sqlite3_errmsg(db));
 		break;
 	}
@@ -294,23 +280,23 @@ store_identify(sqlite3 *db, const char *path, int latest, int *version,
 		return -1;
 	}
 	if (appid != 0 && appid != STORE_APPLICATION_ID) {
-		store_errf(err, errlen, "%s is not a cachebox database "
+		errf(err, errlen, "%s is not a cachebox database "
 		    "(application_id 0x%08x belongs to another program); "
 		    "refusing to touch it", path, (unsigned)appid);
 		return -1;
 	}
 	if (appid == 0 && (uv != 0 || nobj != 0)) {
-		store_errf(err, errlen, "%s is not a cachebox database (it holds "
+		errf(err, errlen, "%s is not a cachebox database (it holds "
 		    "another program's tables); refusing to touch it", path);
 		return -1;
 	}
 	if (uv < 0) {
-		store_errf(err, errlen, "%s has an invalid database version %lld;"
+		errf(err, errlen, "%s has an invalid database version %lld;"
 		    " refusing to touch it", path, (long long)uv);
 		return -1;
 	}
 	if (uv > latest) {
-		store_errf(err, errlen, "database version %lld is newer than this "
+		errf(err, errlen, "database version %lld is newer than this "
 		    "cacheboxd supports (%d); refusing to touch it",
 		    (long long)uv, latest);
 		return -1;
@@ -327,7 +313,7 @@ store_exec_err(sqlite3 *db, const char *sql, const char *what, char *err,
 	char	*msg = NULL;
 
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		store_errf(err, errlen, "%s: %s", what,
+		errf(err, errlen, "%s: %s", what,
 		    msg != NULL ? msg : sqlite3_errmsg(db));
 		sqlite3_free(msg);
 		return -1;
@@ -349,7 +335,7 @@ store_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
 	int		 wal = 0;
 
 	if (sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK) {
-		store_errf(err, errlen, "%s: busy_timeout: %s", path,
+		errf(err, errlen, "%s: busy_timeout: %s", path,
 		    sqlite3_errmsg(db));
 		return -1;
 	}
@@ -361,7 +347,7 @@ store_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
 		return -1;
 	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &stmt,
 	    NULL) != SQLITE_OK) {
-		store_errf(err, errlen, "%s: journal_mode: %s", path,
+		errf(err, errlen, "%s: journal_mode: %s", path,
 		    sqlite3_errmsg(db));
 		return -1;
 	}
@@ -372,7 +358,7 @@ store_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
 	}
 	sqlite3_finalize(stmt);
 	if (!wal) {
-		store_errf(err, errlen, "%s: cannot switch to WAL journal mode "
+		errf(err, errlen, "%s: cannot switch to WAL journal mode "
 		    "(%s)", path, sqlite3_errmsg(db));
 		return -1;
 	}
@@ -394,15 +380,15 @@ store_fk_check(sqlite3 *db, const char *what, char *err, size_t errlen)
 
 	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &stmt,
 	    NULL) != SQLITE_OK) {
-		store_errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+		errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
 		return -1;
 	}
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
-		store_errf(err, errlen, "%s: leaves a row of %s without the "
+		errf(err, errlen, "%s: leaves a row of %s without the "
 		    "row it references", what, sqlite3_column_text(stmt, 0));
 	else if (rc != SQLITE_DONE)
-		store_errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+		errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
 	sqlite3_finalize(stmt);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -471,7 +457,7 @@ store_connect(struct store *st, int latest, char *err, size_t errlen)
 	rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		store_errf(err, errlen, "cannot open %s: %s", st->path,
+		errf(err, errlen, "cannot open %s: %s", st->path,
 		    st->db != NULL ? sqlite3_errmsg(st->db) :
 		    sqlite3_errstr(rc));
 		goto fail;
@@ -506,12 +492,12 @@ store_open(struct store **out, const char *dir, char *err, size_t errlen)
 	if (store_check_dir(dir, err, errlen) == -1)
 		return -1;
 	if ((st = calloc(1, sizeof(*st))) == NULL) {
-		store_errf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		return -1;
 	}
 	n = snprintf(st->path, sizeof(st->path), "%s/%s", dir, STORE_DB_NAME);
 	if (n < 0 || (size_t)n >= sizeof(st->path)) {
-		store_errf(err, errlen, "state directory path too long");
+		errf(err, errlen, "state directory path too long");
 		free(st);
 		return -1;
 	}
@@ -538,13 +524,13 @@ store_open_readonly(struct store **out, const char *dir, char *err,
 	if ((latest = migrations_check(err, errlen)) == -1)
 		return -1;
 	if ((st = calloc(1, sizeof(*st))) == NULL) {
-		store_errf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		return -1;
 	}
 	n = snprintf(st->path, sizeof(st->path), "%s/%s", dir, STORE_DB_NAME);
 	if (n < 0 || (size_t)n >= sizeof(st->path) || stat(st->path,
 	    &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		store_errf(err, errlen, "%s: no database there", st->path);
+		errf(err, errlen, "%s: no database there", st->path);
 		free(st);
 		return -1;
 	}
@@ -562,7 +548,7 @@ store_open_readonly(struct store **out, const char *dir, char *err,
 	    errlen) == -1)
 		goto fail;
 	if (version != latest) {
-		store_errf(err, errlen, "%s is at database version %d, this "
+		errf(err, errlen, "%s is at database version %d, this "
 		    "program reads version %d: start cacheboxd once to migrate "
 		    "it", st->path, version, latest);
 		goto fail;
@@ -576,7 +562,7 @@ store_open_readonly(struct store **out, const char *dir, char *err,
 	return 0;
 fail:
 	if (err[0] == '\0')
-		store_errf(err, errlen, "cannot open %s: %s", st->path,
+		errf(err, errlen, "cannot open %s: %s", st->path,
 		    st->db != NULL ? sqlite3_errmsg(st->db) : "out of memory");
 	store_close_refused(st->db);
 	free(st);

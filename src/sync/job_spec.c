@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/errf.h"
 #include "core/utf8.h"
 #include "net/url.h"
 #include "nostr/nip19.h"
@@ -73,17 +74,6 @@ listed(const char *s)
 	return given(s) && job_list_count(s) > 0;
 }
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static void
 warn(struct job_spec *s, const char *fmt, ...)
 {
@@ -116,7 +106,7 @@ job_args_preset(const struct job_args *in, struct job_args *out, char *err,
 			n += (size_t)snprintf(names + n, n < sizeof(names) ?
 			    sizeof(names) - n : 0, "%s%s", q == presets ? "" :
 			    ", ", q->name);
-		return fail(err, errlen, "preset: unknown '%.*s' (one of: %s)",
+		return errf(err, errlen, "preset: unknown '%.*s' (one of: %s)",
 		    QUOTE_MAX, in->preset, names);
 	}
 	if (!given(out->label))
@@ -320,13 +310,13 @@ check_label(const struct job_args *a, struct job_spec *s, char *err,
 	size_t		 i, len = strlen(l);
 
 	if (len > JOBS_LABEL_MAX)
-		return fail(err, errlen, "label: longer than %d bytes",
+		return errf(err, errlen, "label: longer than %d bytes",
 		    JOBS_LABEL_MAX);
 	if (!utf8_valid(l, len))
-		return fail(err, errlen, "label: not UTF-8 text");
+		return errf(err, errlen, "label: not UTF-8 text");
 	for (i = 0; i < len; i++)
 		if ((unsigned char)l[i] < 0x20 || l[i] == 0x7f)
-			return fail(err, errlen, "label: holds a control "
+			return errf(err, errlen, "label: holds a control "
 			    "character");
 	memcpy(s->label, l, len + 1);
 	snprintf(s->preset, sizeof(s->preset), "%s", given(a->preset) ?
@@ -352,13 +342,13 @@ check_kinds(const struct job_args *a, struct job_spec *s, char *err,
 	if (!given(p))
 		return 0;
 	if ((n = job_list_count(p)) > FILTER_MAX_KINDS)
-		return fail(err, errlen, "kinds: %zu entries, more than %d", n,
+		return errf(err, errlen, "kinds: %zu entries, more than %d", n,
 		    FILTER_MAX_KINDS);
 	if ((s->shared.kinds = calloc(n, sizeof(uint16_t))) == NULL)
-		return fail(err, errlen, "kinds: out of memory");
+		return errf(err, errlen, "kinds: out of memory");
 	for (i = 1; list_next(&p, e, sizeof(e), &full) > 0; i++) {
 		if (full > 5 || int_parse(e, 0, 65535, &v) == -1)
-			return fail(err, errlen, "kinds: entry %zu '%s' is not "
+			return errf(err, errlen, "kinds: entry %zu '%s' is not "
 			    "a kind (0..65535)", i, e);
 		s->shared.kinds[k++] = (uint16_t)v;
 	}
@@ -433,15 +423,15 @@ check_list(const char *field, const char *text, const char *what,
 	size_t		 n = job_list_count(text), i, full;
 
 	if (n > JOBS_MAX_ITEMS)
-		return fail(err, errlen, "%s: %zu entries, more than the limit "
+		return errf(err, errlen, "%s: %zu entries, more than the limit "
 		    "of %d", field, n, JOBS_MAX_ITEMS);
 	if (n == 0)
 		return 0;
 	if ((*out = calloc(n, 32)) == NULL)
-		return fail(err, errlen, "%s: out of memory", field);
+		return errf(err, errlen, "%s: out of memory", field);
 	for (i = 0; list_next(&p, e, sizeof(e), &full) > 0; i++)
 		if (full > ENTRY_MAX || decode(e, (*out)[i]) == -1)
-			return fail(err, errlen, "%s: entry %zu '%.*s%s' is not "
+			return errf(err, errlen, "%s: entry %zu '%.*s%s' is not "
 			    "%s", field, i + 1, QUOTE_MAX, e, full > QUOTE_MAX ?
 			    "..." : "", what);
 	*nout = items_unique(*out, n);
@@ -456,12 +446,12 @@ check_authors(const struct job_args *a, struct job_spec *s, char *err,
 
 	if (given(a->authors_source) &&
 	    ((src = store_job_source_parse(a->authors_source)) < 0))
-		return fail(err, errlen, "authors_source: '%.*s' is not one of "
+		return errf(err, errlen, "authors_source: '%.*s' is not one of "
 		    "manual, all, kind1, followed, none", QUOTE_MAX,
 		    a->authors_source);
 	if (listed(a->authors)) {
 		if (given(a->authors_source) && src != STORE_JOB_SRC_MANUAL)
-			return fail(err, errlen, "authors: a typed list needs "
+			return errf(err, errlen, "authors: a typed list needs "
 			    "authors_source manual (not %.*s)", QUOTE_MAX,
 			    a->authors_source);
 		src = STORE_JOB_SRC_MANUAL;
@@ -470,15 +460,15 @@ check_authors(const struct job_args *a, struct job_spec *s, char *err,
 		    errlen) == -1)
 			return -1;
 	} else if (src == STORE_JOB_SRC_MANUAL)
-		return fail(err, errlen, "authors: authors_source manual needs "
+		return errf(err, errlen, "authors: authors_source manual needs "
 		    "a list of npubs or hex keys");
 	s->source = (enum store_job_source)src;
 	if (given(a->only_missing_kind0) &&
 	    bool_parse(a->only_missing_kind0, &s->missing_kind0) == -1)
-		return fail(err, errlen, "only_missing_kind0: '%.*s' is not "
+		return errf(err, errlen, "only_missing_kind0: '%.*s' is not "
 		    "true or false", QUOTE_MAX, a->only_missing_kind0);
 	if (s->missing_kind0 && s->source == STORE_JOB_SRC_NONE)
-		return fail(err, errlen, "only_missing_kind0: needs an "
+		return errf(err, errlen, "only_missing_kind0: needs an "
 		    "authors_source (manual, all, kind1 or followed)");
 	return 0;
 }
@@ -490,7 +480,7 @@ check_ids(const struct job_args *a, struct job_spec *s, char *err,
 	if (!listed(a->ids))
 		return 0;
 	if (s->source != STORE_JOB_SRC_NONE)
-		return fail(err, errlen, "ids: give authors or ids, not both");
+		return errf(err, errlen, "ids: give authors or ids, not both");
 	return check_list("ids", a->ids, "a note or 64 hex digits", id_decode,
 	    &s->ids, &s->nids, err, errlen);
 }
@@ -504,14 +494,14 @@ check_times(const struct job_args *a, struct job_spec *s, char *err,
 
 	if (given(a->since)) {
 		if (job_time_parse(a->since, &v, &why) == -1)
-			return fail(err, errlen, "since: '%.*s' is %s",
+			return errf(err, errlen, "since: '%.*s' is %s",
 			    QUOTE_MAX, a->since, why);
 		s->shared.since = v;
 		s->shared.has |= FILTER_HAS_SINCE;
 	}
 	if (given(a->until)) {
 		if (job_time_parse(a->until, &v, &why) == -1)
-			return fail(err, errlen, "until: '%.*s' is %s",
+			return errf(err, errlen, "until: '%.*s' is %s",
 			    QUOTE_MAX, a->until, why);
 		s->shared.until = v;
 		s->shared.has |= FILTER_HAS_UNTIL;
@@ -519,11 +509,11 @@ check_times(const struct job_args *a, struct job_spec *s, char *err,
 	if ((s->shared.has & FILTER_HAS_SINCE) &&
 	    (s->shared.has & FILTER_HAS_UNTIL) &&
 	    s->shared.since > s->shared.until)
-		return fail(err, errlen, "since: %lld is after until %lld",
+		return errf(err, errlen, "since: %lld is after until %lld",
 		    (long long)s->shared.since, (long long)s->shared.until);
 	if (given(a->limit)) {
 		if (int_parse(a->limit, 0, JOBS_LIMIT_MAX, &v) == -1)
-			return fail(err, errlen, "limit: '%.*s' is not a count "
+			return errf(err, errlen, "limit: '%.*s' is not a count "
 			    "(0 .. %d; 0 = none)", QUOTE_MAX, a->limit,
 			    JOBS_LIMIT_MAX);
 		if (v > 0) {
@@ -543,21 +533,21 @@ check_tag(const cJSON *m, struct filter_tag *t, char *err, size_t errlen)
 
 	if (strlen(m->string) != 2 || m->string[0] != '#' ||
 	    !isalpha((unsigned char)m->string[1]))
-		return fail(err, errlen, "tags: key \"%.*s\" is not #<letter> "
+		return errf(err, errlen, "tags: key \"%.*s\" is not #<letter> "
 		    "(as in {\"#t\":[\"nostr\"]})", QUOTE_MAX, m->string);
 	if (!cJSON_IsArray(m) || (n = cJSON_GetArraySize(m)) == 0 ||
 	    n > FILTER_MAX_TAG_VALUES)
-		return fail(err, errlen, "tags: \"%s\" must be an array of 1 to "
+		return errf(err, errlen, "tags: \"%s\" must be an array of 1 to "
 		    "%d strings", m->string, FILTER_MAX_TAG_VALUES);
 	t->letter = m->string[1];
 	if ((t->values = calloc((size_t)n, sizeof(char *))) == NULL)
-		return fail(err, errlen, "tags: out of memory");
+		return errf(err, errlen, "tags: out of memory");
 	cJSON_ArrayForEach(v, m) {
 		if (!cJSON_IsString(v))
-			return fail(err, errlen, "tags: \"%s\" entry %d is not "
+			return errf(err, errlen, "tags: \"%s\" entry %d is not "
 			    "a string", m->string, i + 1);
 		if ((t->values[i++] = strdup(v->valuestring)) == NULL)
-			return fail(err, errlen, "tags: out of memory");
+			return errf(err, errlen, "tags: out of memory");
 		t->nvalues = (size_t)i;
 	}
 	return 0;
@@ -575,16 +565,16 @@ check_tags(const struct job_args *a, struct job_spec *s, char *err,
 	if (!given(a->tags))
 		return 0;
 	if (strlen(a->tags) > JOBS_TAGS_MAX_BYTES)
-		return fail(err, errlen, "tags: longer than %d bytes",
+		return errf(err, errlen, "tags: longer than %d bytes",
 		    JOBS_TAGS_MAX_BYTES);
 	if ((o = cJSON_Parse(a->tags)) == NULL || !cJSON_IsObject(o)) {
 		cJSON_Delete(o);
-		return fail(err, errlen, "tags: not a JSON object of string "
+		return errf(err, errlen, "tags: not a JSON object of string "
 		    "arrays keyed #<letter> (as in {\"#t\":[\"nostr\"]})");
 	}
 	cJSON_ArrayForEach(m, o) {
 		if (s->shared.ntags >= FILTER_MAX_TAG_KEYS) {
-			rc = fail(err, errlen, "tags: more than %d keys",
+			rc = errf(err, errlen, "tags: more than %d keys",
 			    FILTER_MAX_TAG_KEYS);
 			break;
 		}
@@ -595,7 +585,7 @@ check_tags(const struct job_args *a, struct job_spec *s, char *err,
 			if (s->shared.tags[i].letter == m->string[1])
 				break;
 		if (i + 1 < s->shared.ntags) {
-			rc = fail(err, errlen, "tags: \"%s\" given twice",
+			rc = errf(err, errlen, "tags: \"%s\" given twice",
 			    m->string);
 			break;
 		}
@@ -611,7 +601,7 @@ check_batch_size(const struct job_args *a, struct job_spec *s, char *err,
 	s->batch_size = JOBS_BATCH_SIZE_DEFAULT;
 	if (given(a->batch_size) && int_parse(a->batch_size, 1,
 	    JOBS_BATCH_SIZE_MAX, &s->batch_size) == -1)
-		return fail(err, errlen, "batch_size: '%.*s' is not 1 .. %d",
+		return errf(err, errlen, "batch_size: '%.*s' is not 1 .. %d",
 		    QUOTE_MAX, a->batch_size, JOBS_BATCH_SIZE_MAX);
 	if (s->batch_size > JOBS_BATCH_SIZE_WARN)
 		warn(s, "batch_size: %lld is above %d; some relays refuse "
@@ -629,17 +619,17 @@ check_relay_list(const char *text, struct job_spec *s, char *err,
 	size_t		 n = job_list_count(text), full, i, k;
 
 	if (n > JOBS_MAX_RELAYS)
-		return fail(err, errlen, "relays: %zu entries, more than %d", n,
+		return errf(err, errlen, "relays: %zu entries, more than %d", n,
 		    JOBS_MAX_RELAYS);
 	if ((s->relays = calloc(n, sizeof(char *))) == NULL)
-		return fail(err, errlen, "relays: out of memory");
+		return errf(err, errlen, "relays: out of memory");
 	for (i = 1; list_next(&p, e, sizeof(e), &full) > 0; i++) {
 		if (full >= sizeof(e))
-			return fail(err, errlen, "relays: entry %zu is longer "
+			return errf(err, errlen, "relays: entry %zu is longer "
 			    "than %d bytes", i, URL_MAX_BYTES);
 		if (url_check_relay(e, &why) == -1 ||
 		    store_relay_url_normalise(e, norm, sizeof(norm)) == -1)
-			return fail(err, errlen, "relays: '%.*s' is not a relay "
+			return errf(err, errlen, "relays: '%.*s' is not a relay "
 			    "URL: %s", QUOTE_MAX, e, why != NULL ? why :
 			    "not ws:// or wss://");
 		for (k = 0; k < s->nrelays; k++)
@@ -648,7 +638,7 @@ check_relay_list(const char *text, struct job_spec *s, char *err,
 		if (k < s->nrelays)
 			continue;
 		if ((s->relays[s->nrelays] = strdup(norm)) == NULL)
-			return fail(err, errlen, "relays: out of memory");
+			return errf(err, errlen, "relays: out of memory");
 		s->nrelays++;
 	}
 	return 0;
@@ -663,16 +653,16 @@ check_relays(const struct job_args *a, struct job_spec *s, char *err,
 
 	if (given(a->relay_mode) &&
 	    (m = store_job_relays_parse(a->relay_mode)) < 0)
-		return fail(err, errlen, "relay_mode: '%.*s' is not one of "
+		return errf(err, errlen, "relay_mode: '%.*s' is not one of "
 		    "bootstrap, outbox, custom", QUOTE_MAX, a->relay_mode);
 	s->relay_mode = (enum store_job_relays)m;
 	if (listed(a->relays) && m != STORE_JOB_RELAYS_CUSTOM)
-		return fail(err, errlen, "relays: a list is for relay_mode "
+		return errf(err, errlen, "relays: a list is for relay_mode "
 		    "custom (not %.*s)", QUOTE_MAX, a->relay_mode);
 	if (m != STORE_JOB_RELAYS_CUSTOM)
 		return 0;
 	if (!listed(a->relays))
-		return fail(err, errlen, "relays: relay_mode custom needs at "
+		return errf(err, errlen, "relays: relay_mode custom needs at "
 		    "least one ws:// or wss:// URL");
 	return check_relay_list(a->relays, s, err, errlen);
 }
@@ -686,10 +676,10 @@ check_every(const struct job_args *a, struct job_spec *s, char *err,
 	if (!given(a->every))
 		return 0;
 	if (job_every_parse(a->every, &s->every_s, &why) == -1)
-		return fail(err, errlen, "every: '%.*s' is %s", QUOTE_MAX,
+		return errf(err, errlen, "every: '%.*s' is %s", QUOTE_MAX,
 		    a->every, why);
 	if (s->shared.has & FILTER_HAS_UNTIL)
-		return fail(err, errlen, "every: a scheduled job takes no until "
+		return errf(err, errlen, "every: a scheduled job takes no until "
 		    "(each run ends where it starts, the next begins there)");
 	return 0;
 }

@@ -34,6 +34,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/errf.h"
 #include "core/hex.h"
 #include "core/json.h"
 #include "core/limits.h"
@@ -403,21 +404,6 @@ items_typed(struct jobs *j, int64_t job, uint8_t (*v)[32], size_t n,
 	return seq;
 }
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Resolve a store source into the job's list; -1 with err past the limit. */
 static int64_t
 items_resolve(struct jobs *j, int64_t job, enum store_job_source src,
@@ -428,9 +414,9 @@ items_resolve(struct jobs *j, int64_t job, enum store_job_source src,
 	n = store_job_items_resolve(j->st, job, src, missing_kind0,
 	    JOBS_MAX_ITEMS);
 	if (n < 0)
-		return fail(err, errlen, "authors_source: the store failed");
+		return errf(err, errlen, "authors_source: the store failed");
 	if (n > JOBS_MAX_ITEMS)
-		return fail(err, errlen, "authors_source: %s names more than "
+		return errf(err, errlen, "authors_source: %s names more than "
 		    "the limit of %d authors", store_job_source_name(src),
 		    JOBS_MAX_ITEMS);
 	return n;
@@ -503,7 +489,7 @@ create_rows(struct jobs *j, const struct job_spec *spec, const char *by,
 	row.every_s = spec->every_s;
 	row.run_since = -1;
 	if ((c.job = store_job_insert(j->st, &row)) == -1)
-		return fail(err, errlen, "jobs: the store failed");
+		return errf(err, errlen, "jobs: the store failed");
 	if (spec->source == STORE_JOB_SRC_MANUAL)
 		c.items = items_typed(j, c.job, spec->authors, spec->nauthors,
 		    spec->missing_kind0);
@@ -513,21 +499,21 @@ create_rows(struct jobs *j, const struct job_spec *spec, const char *by,
 		c.items = items_resolve(j, c.job, spec->source,
 		    spec->missing_kind0, err, errlen);
 	if (c.items < 0)
-		return err[0] ? -1 : fail(err, errlen, "jobs: the store failed");
+		return err[0] ? -1 : errf(err, errlen, "jobs: the store failed");
 	c.mode = spec->mode;
 	c.relay_mode = spec->relay_mode;
 	c.batch_size = spec->batch_size;
 	job_urls(j, spec->relay_mode, custom, &c.relays);
 	if (c.relays.n == 0) {
 		urls_free(&c.relays);
-		return fail(err, errlen, "relay_mode: no relay to ask (%s)",
+		return errf(err, errlen, "relay_mode: no relay to ask (%s)",
 		    spec->relay_mode == STORE_JOB_RELAYS_CUSTOM ? "relays is "
 		    "empty" : "relays.bootstrap is empty");
 	}
 	if (cut_batches(&c, out) == -1 ||
 	    store_job_planned(j->st, c.job, c.items, c.index) == -1) {
 		urls_free(&c.relays);
-		return fail(err, errlen, "jobs: the store failed");
+		return errf(err, errlen, "jobs: the store failed");
 	}
 	urls_free(&c.relays);
 	out->job = c.job;
@@ -561,11 +547,11 @@ jobs_create(struct jobs *j, const struct job_spec *spec, const char *by,
 	memset(out, 0, sizeof(*out));
 	err[0] = '\0';
 	if ((out->filter_json = shared_json(spec)) == NULL)
-		return fail(err, errlen, "tags: the filter is longer than %d "
+		return errf(err, errlen, "tags: the filter is longer than %d "
 		    "bytes", JOBS_FILTER_MAX_BYTES);
 	if (store_begin(j->st) == -1) {
 		jobs_plan_free(out);
-		return fail(err, errlen, "jobs: the store failed");
+		return errf(err, errlen, "jobs: the store failed");
 	}
 	if (create_in_tx(j, spec, by, out, err, errlen) == -1) {
 		(void)store_rollback(j->st);
@@ -579,7 +565,7 @@ jobs_create(struct jobs *j, const struct job_spec *spec, const char *by,
 	}
 	if (store_commit(j->st) == -1) {
 		jobs_plan_free(out);
-		return fail(err, errlen, "jobs: the store failed");
+		return errf(err, errlen, "jobs: the store failed");
 	}
 	log_info("jobs: job %lld (%s) planned by the %s: %lld %s, %lld "
 	    "batches on %zu relays", (long long)out->job, spec->label, by,
@@ -1524,10 +1510,10 @@ jobs_delete(struct jobs *j, int64_t id, char *err, size_t errlen)
 	int	rc;
 
 	if (j->active == id)
-		return fail(err, errlen, "job %lld is running: cancel it first",
+		return errf(err, errlen, "job %lld is running: cancel it first",
 		    (long long)id);
 	if ((rc = store_job_delete(j->st, id)) == -1)
-		return fail(err, errlen, "the store failed");
+		return errf(err, errlen, "the store failed");
 	if (rc == 1)
 		log_info("jobs: job %lld deleted", (long long)id);
 	return rc;
