@@ -53,6 +53,7 @@ put(struct fixture *fx, uint8_t n, uint8_t a, uint32_t kind, int64_t at)
 
 	memset(id, 0xee, sizeof(id));
 	id[0] = n;
+	memset(&row, 0, sizeof(row));	/* no tags */
 	row.id = id;
 	row.pubkey = key(a);
 	row.kind = kind;
