@@ -720,6 +720,24 @@ ctl_backup(const struct ctl *ctl, int argc, char **argv)
 
 /* ---- main ----------------------------------------------------------- */
 
+/*
+ * Whether the words name a daemon command longer than the offline one
+ * they begin with ("backup status" against "backup FILE").
+ */
+static bool
+ctl_daemon_words(int argc, char **argv)
+{
+	int	i;
+
+	if (argc < 2 || strcmp(argv[0], "backup") != 0 ||
+	    strcmp(argv[1], "status") != 0)
+		return false;
+	for (i = 2; i < argc; i++)
+		if (strncmp(argv[i], "--", 2) != 0)
+			return false;
+	return true;
+}
+
 /* Offline commands; anything else is a daemon command. */
 static const struct ctl_cmd {
 	const char	*name;
@@ -775,8 +793,10 @@ main(int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	}
 	ctl.max_event = ctl_max_event();
+	/* "backup status" is the daemon's, not a backup to a file "status". */
 	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
-		if (strcmp(argv[a], ctl_cmds[i].name) == 0)
+		if (strcmp(argv[a], ctl_cmds[i].name) == 0 &&
+		    !ctl_daemon_words(argc - a, argv + a))
 			return ctl_cmds[i].fn(&ctl, argc - a - 1, argv + a + 1);
 	return ctl_daemon_command(&ctl, argc - a, argv + a);
 }

@@ -119,6 +119,10 @@ check "the backup passes PRAGMA integrity_check" \
 db_ids "$T/b.db" | sort >"$T/backup.ids"
 check "it holds every event committed before it began ($(wc -l <"$T/before.ids"))" \
     test -z "$(comm -23 "$T/before.ids" "$T/backup.ids")"
+(cd "$T" && cboxctl -d "$C" backup status --json) >"$T/bstatus.json"
+check "cacheboxctl backup status asks the daemon (the last backup: done)" \
+    test "$(json_get "$T/bstatus.json" state)" = done
+check "  and writes no file named status" test ! -e "$T/status"
 H=$(cat "$C/http.port")
 code=$(curl -s -o "$T/web.out" -w '%{http_code}' -X POST -d '{"file":"/tmp/x.db"}' \
     "http://127.0.0.1:$H/api/backup")
