@@ -4,11 +4,11 @@
 //   node relay_load.mjs live URL FILTER N TIMEOUT_MS
 //	One subscription; after EOSE count the live events until N came or
 //	TIMEOUT_MS passed. Prints {"eose":bool,"stored":n,"live":n} when done.
-//   node relay_load.mjs many URL CLIENTS SUBS HOLD_MS
+//   node relay_load.mjs many URL CLIENTS SUBS MAX_MS
 //	CLIENTS connections with SUBS subscriptions each (filters of several
 //	shapes, all staying open for live events); prints {"ready":true,
-//	"eose":n} once every subscription had its EOSE, then holds them for
-//	HOLD_MS and exits.
+//	"eose":n} once every subscription had its EOSE, and keeps them open
+//	until it is killed or MAX_MS has passed.
 import WebSocket from 'ws';
 
 const [mode, url, ...rest] = process.argv.slice(2);
@@ -75,6 +75,7 @@ async function many(clients, subs, hold) {
 			ws.send(JSON.stringify(['REQ', `c${c}s${s}`,
 			    shapes[(c + s) % shapes.length](s)]));
 	}
+	// Connected until killed, or until MAX_MS has passed.
 	setTimeout(() => {
 		if (!told)
 			console.log(JSON.stringify({ ready: false, eose }));

@@ -59,13 +59,18 @@ check "status: one client cut for not reading" \
     test "$(json_get "$T/st.json" relay_endpoint.cut_slow)" = 1
 peak=$(vm VmHWM)
 echo "    peak RSS (VmHWM) through the flood: $((peak / 1024)) KiB"
-check "peak RSS within 16 MiB ($((peak / 1024)) KiB)" \
-    test "$peak" -le $((16 * 1024 * 1024))
+if ! measured_natively; then
+	echo "    (sanitizer or emulator: memory printed, not judged)"
+else
+	check "peak RSS within 16 MiB ($((peak / 1024)) KiB)" \
+	    test "$peak" -le $((16 * 1024 * 1024))
+fi
 
-node "$here/relay_load.mjs" many "ws://127.0.0.1:$P" 50 10 8000 >"$T/many.out" &
+# The clients stay connected until the end of the test (or 10 minutes).
+node "$here/relay_load.mjs" many "ws://127.0.0.1:$P" 50 10 600000 >"$T/many.out" &
 PIDS+=("$!")
 check "50 clients x 10 subscriptions: every one answered (EOSE)" \
-    wait_for 60 grep -q '"ready":true,"eose":500' "$T/many.out"
+    wait_for 300 grep -q '"ready":true,"eose":500' "$T/many.out"
 st
 echo "    with 50 clients and 500 subscriptions: RSS $(( $(vm VmRSS) / 1024 )) KiB," \
     "peak $(( $(vm VmHWM) / 1024 )) KiB, status rss_bytes $(json_get "$T/st.json" rss_bytes)"
