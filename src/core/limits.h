@@ -332,6 +332,7 @@
 #define RELAYD_SLICE_EVENTS		500		/* events one query slice sends before the loop turns */
 #define RELAYD_ACTIVE_SCANS		8		/* queries (REQ, COUNT, NEG-OPEN) served at once; others wait their turn */
 #define RELAYD_MAX_NEG_SESSIONS		2		/* NIP-77 sessions open at once over every client */
+#define RELAYD_NEG_IDLE_MS		30000		/* a session the client leaves without a NEG-MSG this long after our answer is closed, ms */
 #define RELAYD_NEG_FRAME_BYTES		(64 * 1024)	/* frame-size limit of our NEG-MSG answers, bytes (binary) */
 #define RELAYD_NOTICE_MAX		256		/* bytes of a NOTICE, CLOSED or OK message we write */
 #define RELAYD_CHALLENGE_BYTES		16		/* random bytes of a NIP-42 challenge (hex on the wire) */
@@ -347,7 +348,7 @@
 #define TAGS_FILL_GAP_MS		20		/* pause between two such steps, ms */
 #define TAGS_MAX_PER_EVENT		EVENT_MAX_TAGS	/* index rows one event may add */
 
-/* Export, import and backup (cacheboxctl, src/serve/backup.c, ui/ctlsock.c). */
+/* Export, import and backup (cacheboxctl, store/backup.c, sync/backup.c, ui/ctlsock.c). */
 #define EXPORT_SLICE_ROWS		2000		/* rows one read transaction of an export examines (the WAL is never held longer) */
 #define IMPORT_MAX_LINE_BYTES		(EVENT_MAX_BYTES_CEILING + 1) /* bytes of one line of an import stream */
 #define IMPORT_REPORT_INVALID		10		/* invalid lines an import reports by number and reason */

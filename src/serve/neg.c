@@ -18,6 +18,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "nostr/negentropy.h"
 #include "relay/msg.h"
 #include "serve/serve_int.h"
@@ -88,6 +89,7 @@ neg_answer(struct sub *s, const uint8_t *msg, size_t len)
 		buf_reset(&srv->frame);
 		if (wire_neg_msg(&srv->frame, s->id, out.data, out.len) == 0)
 			ok = client_send_frame(s->c) != -1;
+		s->answered_ms = loop_now_ms(srv->loop);
 	}
 	buf_free(&out);
 	return ok;
@@ -185,6 +187,24 @@ neg_msg(struct client *c, struct wire_msg *m)
 	} else if (!neg_answer(s, msg.data, msg.len))
 		sub_free(s);
 	buf_free(&msg);
+}
+
+void
+neg_sweep(struct client *c, uint64_t now_ms)
+{
+	struct sub	*s, *next;
+	char		 why[RELAYD_NOTICE_MAX];
+
+	for (s = TAILQ_FIRST(&c->negs); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (s->phase != SUB_NEG_OPEN ||
+		    now_ms - s->answered_ms < RELAYD_NEG_IDLE_MS)
+			continue;
+		snprintf(why, sizeof(why), "closed: no NEG-MSG for %d s",
+		    RELAYD_NEG_IDLE_MS / 1000);
+		neg_err(c, s->id, why);
+		sub_free(s);
+	}
 }
 
 void

@@ -83,6 +83,7 @@ struct sub {
 	struct neg_session	 sess;
 	bool			 sess_open;
 	bool			 over_cap;	/* more items than NEG_MAX_ITEMS */
+	uint64_t		 answered_ms;	/* our last NEG-MSG, loop time */
 	struct buf		 first;		/* the NEG-OPEN message, decoded */
 };
 TAILQ_HEAD(sub_list, sub);
@@ -201,6 +202,12 @@ int		 neg_collect(void *sub, const struct store_scan_row *,
 void		 neg_ready(struct sub *);
 /* Release what a session holds (from sub_free). */
 void		 neg_release(struct sub *);
+/*
+ * End c's sessions that waited on the client RELAYD_NEG_IDLE_MS or longer
+ * since our last answer (NEG-ERR "closed: ..."), so two idle clients
+ * cannot hold the RELAYD_MAX_NEG_SESSIONS slots for good.
+ */
+void		 neg_sweep(struct client *, uint64_t now_ms);
 
 /* ---- server.c ------------------------------------------------------------- */
 

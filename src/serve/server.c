@@ -440,9 +440,9 @@ serve_enforce_budget(struct serve *srv)
 }
 
 /*
- * Every RELAYD_STALL_SWEEP_MS while clients are connected: cut those whose
- * queue has not moved for RELAYD_STALL_MS (their socket buffers are full
- * and they read nothing).
+ * Every RELAYD_STALL_SWEEP_MS while clients are connected: end NIP-77
+ * sessions left idle, and cut clients whose queue has not moved for
+ * RELAYD_STALL_MS (their socket buffers are full and they read nothing).
  */
 static void
 stall_sweep(struct loop *loop, void *arg)
@@ -454,6 +454,8 @@ stall_sweep(struct loop *loop, void *arg)
 
 	srv->stall_timer = 0;
 	TAILQ_FOREACH(c, &srv->clients, entry) {
+		if (c->state == CLIENT_OPEN)
+			neg_sweep(c, now);
 		if (c->state != CLIENT_OPEN || (ms = ws_peer_stalled_ms(c->peer,
 		    now)) < RELAYD_STALL_MS)
 			continue;
@@ -699,7 +701,7 @@ serve_status_json(const void *part, cJSON *o)
 	cJSON_AddNumberToObject(o, "cut_slow", (double)s->cut_slow);
 	cJSON_AddNumberToObject(o, "refused_full", (double)s->refused_full);
 	cJSON_AddNumberToObject(o, "nip11", (double)s->nip11);
-	cJSON_AddNumberToObject(o, "tag_index_ready",
+	cJSON_AddBoolToObject(o, "tag_index_ready",
 	    store_tags_ready(srv->st) == 1);
 }
 

@@ -418,6 +418,8 @@ work(struct loop *l, void *arg)
 			sub_free(s);
 		else
 			sub_schedule(s);
+		/* A slice may leave its client one large event over its mark. */
+		serve_enforce_budget(srv);
 	}
 	arm(srv);
 }

@@ -7,8 +7,10 @@
  * rows are handed out, so no read transaction outlives a step and the
  * WAL can be checkpointed between steps), never examines more rows in a
  * step than it was given (plus the one probe that found the budget
- * spent), and never buffers more than STORE_SCAN_ROWS rows per filter
- * (or one row per stream when a filter has more streams than that).
+ * spent; an ids filter's primary-key probes, at most FILTER_MAX_IDS, are
+ * made in its first step whatever the budget), and never buffers more
+ * than STORE_SCAN_ROWS rows per filter (or one row per stream when a
+ * filter has more streams than that).
  *
  * Hazard: the rowid of an evicted event may be given to a later one. A
  * tag index row is deleted with its event (store/events.c) and the join

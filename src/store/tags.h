@@ -1,5 +1,5 @@
 /*
- * tags.h — the single-letter tag index (`event_tags`, migration 009) that
+ * tags.h — the single-letter tag index (`event_tags`, migration 010) that
  * NIP-01 "#x" filters read: the rows of an event written in the same
  * transaction as the event (store_event_insert calls this), deleted with
  * it (retention), and the background fill that indexes events stored
@@ -45,7 +45,7 @@ int	store_tags_ready(struct store *);
 
 /*
  * One step of the background fill: index the next max_events events
- * stored before migration 009, in one transaction (nested in one the
+ * stored before migration 010, in one transaction (nested in one the
  * caller has open). *left (may be NULL) gets the rowids still to read.
  * 1 when more steps are needed, 0 when the index is complete, -1 (logged)
  * on error.

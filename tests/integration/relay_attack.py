@@ -13,6 +13,11 @@ smooths over what is sent).
   relay_attack.py PORT slow SECONDS
       A client with a tiny receive buffer subscribes to everything and
       never reads; after SECONDS prints whether the server cut it off.
+  relay_attack.py PORT negidle
+      Two clients open NIP-77 sessions and leave them; a third is refused
+      a session while they hold both, then each of the two waits (up to
+      90 s) for the server to end its idle session, and the third tries
+      again. Prints what each was told.
 
 Exit 0 always; the caller judges the figures.
 """
@@ -264,9 +269,46 @@ def slow(seconds):
     print(json.dumps({'closed_by_server': closed, 'bytes_read': got}))
 
 
+def negidle():
+    # An initiator's first message over an empty range: protocol version
+    # 0x61, one range up to infinity (timestamp 0, empty id prefix) given
+    # as an empty IdList.
+    first = '6100000200'
+    neg = lambda sub: frame(json.dumps(
+        ['NEG-OPEN', sub, {'kinds': [65535]}, first]).encode())
+
+    def opened(sub):
+        s = connect(timeout=10)
+        status, _, rest = handshake(s)
+        s.sendall(neg(sub))
+        r = Reader(s, rest)
+        op, p = r.next()
+        return s, r, json.loads(p.decode())
+
+    a, ra, ma = opened('a')
+    b, rb, mb = opened('b')
+    c, rc, mc = opened('c')
+    c.close()
+    told = []
+    for s, r in ((a, ra), (b, rb)):
+        s.settimeout(90)
+        try:
+            op, p = r.next()
+            told.append(json.loads(p.decode()))
+        except (EOFError, OSError) as e:
+            told.append(str(e))
+    d, rd, md = opened('d')
+    for s in (a, b, d):
+        s.close()
+    print(json.dumps({'a': ma[0], 'b': mb[0], 'c': mc, 'idle': told,
+                      'after': md[0]}))
+
+
 if mode == 'badinput':
     badinput()
 elif mode == 'conns':
     conns(int(sys.argv[3]))
 elif mode == 'slow':
     slow(float(sys.argv[3]))
+elif mode == 'negidle':
+    negidle()

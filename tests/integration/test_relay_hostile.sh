@@ -94,6 +94,20 @@ check "1,000 connections: 64 upgraded, 936 refused with a reason, none silently"
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if r["upgraded"] == 64 and r["refused_with_reason"] == 936 and
     r["silent"] == 0 else 1)' "$T/conns.json"
+python3 "$here/relay_attack.py" "$P" negidle >"$T/negidle.json"
+sed 's/^/    /' "$T/negidle.json"
+check "NIP-77: two idle sessions take both slots, a third is refused saying why" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["a"] == r["b"] == "NEG-MSG" and r["c"][0] == "NEG-ERR" and
+    r["c"][2].startswith("blocked: 2 reconciliations") else 1)' "$T/negidle.json"
+check "  each idle session is closed by the relay, saying why" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if all(m[0] == "NEG-ERR" and m[2].startswith("closed: no NEG-MSG")
+    for m in r["idle"]) else 1)' "$T/negidle.json"
+check "  then a new session is served" python3 -c 'import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))["after"] == "NEG-MSG" else 1)' "$T/negidle.json"
 sed 's/^/    /' "$T/poll.json"
 check "every status poll answered during the attacks" python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))

@@ -49,7 +49,7 @@ r = json.load(open(sys.argv[1]))["relay_endpoint"]
 ok = (r["reqs"] >= 20 and r["events_sent"] >= 3000 and r["live_sent"] >= 1 and
       r["writes_accepted"] == 1 and r["writes_refused"] == 1 and
       r["negentropy"] == 1 and r["counts"] == 1 and r["bytes_out"] > 1000000 and
-      r["clients"] == 0 and r["accept"] == "roots" and r["tag_index_ready"] == 1)
+      r["clients"] == 0 and r["accept"] == "roots" and r["tag_index_ready"] is True)
 print(json.dumps(r))
 sys.exit(0 if ok else 1)
 PY
