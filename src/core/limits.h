@@ -311,15 +311,18 @@
 /*
  * Relay endpoint: the box as a NIP-01 relay on the LAN (src/serve,
  * net/ws_serve.c, store/scan.c, store/tags.c). Memory, worst case, with
- * every client at its limits: RELAYD_MAX_CLIENTS x (a message being
- * received, at most RELAYD_MAX_MSG_BYTES, plus wslay's 4 KiB context)
- * for input, RELAYD_SEND_BUDGET for output whatever the number of
- * clients, RELAYD_ACTIVE_SCANS x RELAYD_SCAN_ROWS x 48 bytes for queries,
- * RELAYD_MAX_NEG_SESSIONS x NEG_MAX_ITEMS x 40 bytes for NIP-77.
+ * every client at its limits: RELAYD_INPUT_BUDGET of messages being
+ * received plus RELAYD_MAX_CLIENTS x wslay's 4 KiB context (1.25 MiB),
+ * RELAYD_SEND_BUDGET for output whatever the number of clients (4 MiB,
+ * and one event more per client between two checks), RELAYD_ACTIVE_SCANS
+ * x STORE_SCAN_ROWS x 48 bytes for queries (384 KiB), and
+ * RELAYD_MAX_NEG_SESSIONS x NEG_MAX_ITEMS x 40 bytes for NIP-77 (3.8
+ * MiB): about 9.5 MiB on top of the daemon's own.
  */
 #define RELAYD_MAX_CLIENTS		64		/* WebSocket clients at once */
 #define RELAYD_HANDSHAKE_SLOTS		16		/* connections at the door or upgrading besides them */
 #define RELAYD_MAX_MSG_BYTES		(128 * 1024)	/* bytes of one client message (NIP-11 max_message_length) */
+#define RELAYD_INPUT_BUDGET		(1024 * 1024)	/* bytes of messages being received over every client; a frame past it closes its connection (1013) */
 #define RELAYD_MAX_SUBS			20		/* open subscriptions per connection (NIP-11 max_subscriptions) */
 #define RELAYD_MAX_FILTERS		10		/* filters in one REQ or COUNT (NIP-11 max_filters) */
 #define RELAYD_MAX_LIMIT		5000		/* events one filter gives its initial query; also the limit of a filter without one */

@@ -51,6 +51,7 @@ enum ws_state {
 #define WS_CODE_ABNORMAL	1006	/* never sent: connection lost */
 #define WS_CODE_POLICY		1008	/* the peer broke a rule of ours */
 #define WS_CODE_TOO_BIG		1009
+#define WS_CODE_TRY_AGAIN	1013	/* busy: come back later */
 
 /* Length of Sec-WebSocket-Accept / base64 of a 20-byte SHA-1. */
 #define WS_ACCEPT_LEN		28

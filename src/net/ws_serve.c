@@ -54,6 +54,7 @@ struct ws_peer {
 	wslay_event_context_ptr	 ctx;
 	struct buf		 extra;		/* bytes read before the upgrade */
 	struct buf		 msg;		/* the text message being assembled */
+	size_t			 reserved;	/* of the input budget, for it */
 	struct buf		 out;		/* frames not yet written */
 	bool			 frame_data;	/* the frame being read is data */
 	bool			 msg_binary;	/* the message being read is binary */
@@ -196,8 +197,10 @@ peer_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 }
 
 /*
- * A frame begins. Data frames count towards the message; one that would
- * take it past the limit ends the connection before its payload is read.
+ * A frame begins. Data frames count towards the message and take their
+ * declared length from the shared input budget; one that would take the
+ * message past its limit, or the budget past its own, ends the
+ * connection before its payload is read.
  */
 static void
 peer_frame_start(wslay_event_context_ptr ctx,
@@ -212,14 +215,30 @@ peer_frame_start(wslay_event_context_ptr ctx,
 		return;
 	if (a->opcode != WSLAY_CONTINUATION_FRAME)
 		p->msg_binary = a->opcode == WSLAY_BINARY_FRAME;
-	if (a->payload_length <= p->o.max_msg_bytes - p->msg.len)
+	if (a->payload_length > p->o.max_msg_bytes - p->msg.len) {
+		p->discard = true;
+		if (p->cbs.on_too_big != NULL && p->state == PEER_OPEN)
+			p->cbs.on_too_big(p, p->msg.len + a->payload_length,
+			    p->arg);
+		snprintf(why, sizeof(why), "message over %zu bytes",
+		    p->o.max_msg_bytes);
+		wslay_event_shutdown_read(ctx);
+		ws_peer_close(p, WS_CODE_TOO_BIG, why);
 		return;
+	}
+	if (p->o.input == NULL)
+		return;
+	if (a->payload_length <= p->o.input->max - p->o.input->held) {
+		p->o.input->held += a->payload_length;
+		p->reserved += a->payload_length;
+		return;
+	}
 	p->discard = true;
-	if (p->cbs.on_too_big != NULL && p->state == PEER_OPEN)
-		p->cbs.on_too_big(p, p->msg.len + a->payload_length, p->arg);
-	snprintf(why, sizeof(why), "message over %zu bytes", p->o.max_msg_bytes);
+	log_info_rl("ws peer %d: a %llu-byte frame over the input budget",
+	    p->fd, (unsigned long long)a->payload_length);
 	wslay_event_shutdown_read(ctx);
-	ws_peer_close(p, WS_CODE_TOO_BIG, why);
+	ws_peer_close(p, WS_CODE_TRY_AGAIN, "busy receiving other large "
+	    "messages; try again later");
 }
 
 static void
@@ -236,6 +255,18 @@ peer_frame_chunk(wslay_event_context_ptr ctx,
 		wslay_event_shutdown_read(ctx);
 		ws_peer_close(p, WS_CODE_TOO_BIG, "out of memory");
 	}
+}
+
+/* The message is delivered or abandoned: give its bytes back. */
+static void
+msg_release(struct ws_peer *p)
+{
+	if (p->o.input != NULL)
+		p->o.input->held -= p->reserved;
+	p->reserved = 0;
+	if (p->msg.cap > PEER_BUF_KEEP)
+		buf_free(&p->msg);
+	buf_reset(&p->msg);
 }
 
 static void
@@ -263,9 +294,7 @@ peer_msg_cb(wslay_event_context_ptr ctx,
 	default:
 		return;
 	}
-	if (p->msg.cap > PEER_BUF_KEEP)
-		buf_free(&p->msg);
-	buf_reset(&p->msg);
+	msg_release(p);
 	p->msg_binary = false;
 }
 
@@ -562,6 +591,7 @@ ws_peer_free(struct ws_peer *p)
 		loop_fd_del(p->loop, p->fd);
 	wslay_event_context_free(p->ctx);
 	buf_free(&p->extra);
+	msg_release(p);
 	buf_free(&p->msg);
 	buf_free(&p->out);
 	free(p);

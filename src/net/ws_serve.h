@@ -28,8 +28,22 @@
 struct loop;
 struct ws_peer;
 
+/*
+ * Bytes of messages being received over every peer sharing it, counted
+ * by the lengths their frames declare, so many peers each sending a large
+ * message slowly cannot together hold more than max. A frame that would
+ * take held past max closes its connection (1013, try again later) before
+ * its payload is read; a message's bytes are given back when it has been
+ * handled or its connection ends.
+ */
+struct ws_input_budget {
+	size_t		held;
+	size_t		max;
+};
+
 struct ws_peer_opts {
 	size_t		max_msg_bytes;	/* largest message taken, bytes */
+	struct ws_input_budget *input;	/* shared, or NULL: none */
 	size_t		send_high_water; /* reading pauses above, bytes queued */
 	size_t		send_queue_max;	/* ws_peer_send_text refuses once past it */
 	uint32_t	ping_ms;	/* silence before a ping */

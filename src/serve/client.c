@@ -507,6 +507,7 @@ client_new(struct serve *srv, int fd, const char *extra, size_t extra_len,
 	};
 	const struct ws_peer_opts	o = {
 		.max_msg_bytes = RELAYD_MAX_MSG_BYTES,
+		.input = &srv->input,
 		.send_high_water = RELAYD_SEND_HIGH_WATER,
 		.send_queue_max = RELAYD_SEND_QUEUE_MAX,
 		.ping_ms = RELAYD_PING_MS,

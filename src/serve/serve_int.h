@@ -20,9 +20,10 @@
 
 #include "core/buf.h"
 #include "core/limits.h"
+#include "net/mhd_loop.h"
+#include "net/ws_serve.h"
 #include "nostr/negentropy.h"
 #include "serve/serve.h"
-#include "net/mhd_loop.h"
 
 struct MHD_Daemon;
 struct MHD_UpgradeResponseHandle;
@@ -118,6 +119,7 @@ struct serve {
 	uint8_t			 pubkey[32];
 	struct mhd_loop		 ml;		/* libmicrohttpd on the loop */
 	struct http_door	*door;
+	struct ws_input_budget	 input;		/* messages being received */
 	unsigned		 held;		/* connections libmicrohttpd holds */
 	struct client_list	 clients;
 	unsigned		 nclients;	/* open WebSocket clients */

@@ -578,6 +578,7 @@ serve_start(const struct serve_opts *o, char *err, size_t errlen)
 	srv->ing = o->ingest;
 	srv->cfg = o->cfg;
 	memcpy(srv->pubkey, o->pubkey, 32);
+	srv->input.max = RELAYD_INPUT_BUDGET;
 	TAILQ_INIT(&srv->clients);
 	TAILQ_INIT(&srv->runq);
 	TAILQ_INIT(&srv->waitq);

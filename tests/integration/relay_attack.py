@@ -13,6 +13,12 @@ smooths over what is sent).
   relay_attack.py PORT slow SECONDS
       A client with a tiny receive buffer subscribes to everything and
       never reads; after SECONDS prints whether the server cut it off.
+  relay_attack.py PORT inputbudget N
+      N connections each send the first 120,000-byte fragment of a
+      message and no more; prints how many the relay closed
+      with 1013 (its input budget spent), how many still answer a ping
+      in the middle of their message, and, once all are gone, whether a
+      large message on a new connection is served.
   relay_attack.py PORT negidle
       Two clients open NIP-77 sessions and leave them; a third is refused
       a session while they hold both, then each of the two waits (up to
@@ -269,6 +275,55 @@ def slow(seconds):
     print(json.dumps({'closed_by_server': closed, 'bytes_read': got}))
 
 
+def inputbudget(n, expect_held=8):
+    """Wait (up to 60 s) until all but expect_held are refused, then ping
+    the rest; a refusal beyond those shows as a missing pong."""
+    import select
+    socks = []
+    for i in range(n):
+        s = connect(timeout=10)
+        status, _, rest = handshake(s)
+        # The first fragment of a message, whole: a ping may follow it.
+        s.sendall(frame(b'x' * 120000, fin=False))
+        socks.append((s, Reader(s, rest)))
+    refused, reasons, left = 0, set(), list(socks)
+    deadline = time.time() + 60
+    while refused < n - expect_held and time.time() < deadline:
+        ready, _, _ = select.select([s for s, _ in left], [], [], 1)
+        for s, r in [x for x in left if x[0] in ready]:
+            left.remove((s, r))
+            try:
+                op, p = r.next()
+            except (EOFError, OSError):
+                continue
+            if op == 8 and len(p) >= 2:
+                code = struct.unpack('>H', p[:2])[0]
+                refused += code == 1013
+                reasons.add('%d %s' % (code, p[2:].decode()))
+    pongs = 0
+    for s, r in left:
+        s.settimeout(10)
+        try:
+            s.sendall(frame(b'p', op=9))
+            op, p = r.next()
+            pongs += op == 10
+        except (EOFError, OSError):
+            pass
+    for s, _ in socks:
+        s.close()
+    # Once the relay has seen those connections end, their bytes are free.
+    big = ['REQ', 'big', {'authors': ['%064x' % i for i in range(1000)],
+                          'limit': 1}]
+    for attempt in range(1, 31):
+        after = exchange([frame(json.dumps(big).encode())], until_close=False)
+        if after['messages']:
+            break
+        time.sleep(1)
+    print(json.dumps({'refused_1013': refused, 'reasons': sorted(reasons),
+                      'holding_answer_ping': pongs,
+                      'after': after['messages'][:1], 'attempts': attempt}))
+
+
 def negidle():
     # An initiator's first message over an empty range: protocol version
     # 0x61, one range up to infinity (timestamp 0, empty id prefix) given
@@ -310,5 +365,7 @@ elif mode == 'conns':
     conns(int(sys.argv[3]))
 elif mode == 'slow':
     slow(float(sys.argv[3]))
+elif mode == 'inputbudget':
+    inputbudget(int(sys.argv[3]))
 elif mode == 'negidle':
     negidle()

@@ -94,6 +94,16 @@ check "1,000 connections: 64 upgraded, 936 refused with a reason, none silently"
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if r["upgraded"] == 64 and r["refused_with_reason"] == 936 and
     r["silent"] == 0 else 1)' "$T/conns.json"
+python3 "$here/relay_attack.py" "$P" inputbudget 12 >"$T/input.json"
+sed 's/^/    /' "$T/input.json"
+check "12 large messages begun at once: 8 fit the 1 MiB input budget, 4 closed 1013 saying why" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["refused_1013"] == 4 and r["holding_answer_ping"] == 8 and
+    r["reasons"] == ["1013 busy receiving other large messages; try again later"] else 1)' "$T/input.json"
+check "  once they are gone a 66 KB REQ is served" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["after"] and r["after"][0][0] == "EOSE" else 1)' "$T/input.json"
 python3 "$here/relay_attack.py" "$P" negidle >"$T/negidle.json"
 sed 's/^/    /' "$T/negidle.json"
 check "NIP-77: two idle sessions take both slots, a third is refused saying why" \
