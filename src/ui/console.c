@@ -7,8 +7,9 @@
  * the device is writable. A terminal that stops reading (a serial line
  * with nobody at the other end, a stopped pager) fills the queue; then
  * output is dropped, and once room returns a marker says so. A device
- * that hangs up is closed and opened again later; stdin ending just ends
- * the console, never the daemon.
+ * that hangs up is closed and opened again later. On stdin ("-") the
+ * console is what the daemon was started for: its end of input, or quit,
+ * stops the daemon as SIGTERM does.
  */
 #include <sys/stat.h>
 
@@ -194,6 +195,36 @@ print_reply(struct console *con, const struct command *c, const cJSON *reply,
 	buf_free(&text);
 }
 
+/*
+ * The console on stdin ended (end of input, or quit): stop the daemon as
+ * SIGTERM would; the daemon was run for this console. What is still
+ * queued gets one more try to go out.
+ */
+static void
+stop_stdio(struct console *con, const char *why)
+{
+	log_info("console: %s on stdin: shutting down", why);
+	flush_out(con);
+	console_close_dev(con);
+	con->app->stopping = true;
+	loop_stop(con->loop);
+}
+
+/*
+ * quit or exit: on stdin they end the console and so the daemon; a
+ * serial line has nothing to close (the other end leaves by hanging up).
+ */
+static void
+run_quit(struct console *con)
+{
+	if (con->is_stdio) {
+		stop_stdio(con, "quit");
+		return;
+	}
+	print_error(con, "quit and exit end a console on stdin (--console -); "
+	    "this serial console stays: close the terminal to leave");
+}
+
 static void
 run_line(struct console *con, char *line)
 {
@@ -211,6 +242,11 @@ run_line(struct console *con, char *line)
 	flags = render_take_flags(&argc, argv);
 	if (argc == 0)
 		return;
+	if (argc == 1 && (strcmp(argv[0], "quit") == 0 ||
+	    strcmp(argv[0], "exit") == 0)) {
+		run_quit(con);
+		return;
+	}
 	if ((c = commands_match(argc, argv, &used)) == NULL) {
 		print_unknown(con, argc, argv);
 		return;
@@ -278,6 +314,10 @@ read_input(struct console *con)
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR))
 		return;
+	if (n == 0 && con->is_stdio) {
+		stop_stdio(con, "end of input");
+		return;
+	}
 	if (n <= 0) {
 		if (n == -1)
 			log_warn("console: read %s", con->path);

@@ -231,6 +231,10 @@ check_refusals(void)
 	exchange("unknown command of a group", "roots bogus\r", 12,
 	    "roots bogus" NL "error: unknown command 'roots bogus' (try "
 	    "'roots')" NL PROMPT);
+	exchange("quit does not close a serial console", "quit\r", 5,
+	    "quit" NL "error: quit and exit end a console on stdin (--console "
+	    "-); this serial console stays: close the terminal to leave" NL
+	    PROMPT);
 	exchange("unclosed quote", "config get \"log\r", 16,
 	    "config get \"log" NL "error: unclosed quote" NL PROMPT);
 	exchange("missing argument", "config get\r", 11,
