@@ -35,6 +35,7 @@
 #include "store/store.h"
 #include "ui/ctlclient.h"
 #include "ui/ctlsock.h"
+#include "ui/render.h"
 
 #define CTL_EXIT_USAGE	2
 #define CTL_DEFAULT_DIR	"/var/lib/cachebox"
@@ -42,13 +43,15 @@
 struct ctl {
 	const char	*dir;		/* -d DIR, or NULL for the default */
 	size_t		 max_event;	/* limits.max_event_bytes */
+	int		 json;		/* --json, anywhere on the line */
 };
 
 static void
 ctl_usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: cacheboxctl [-d DIR] COMMAND [ARG...]\n"
+	    "usage: cacheboxctl [-d DIR] [--json] COMMAND [ARG...]\n"
+	    "       cacheboxctl --version | --help\n"
 	    "offline commands:\n"
 	    "  event verify [FILE]          check JSON events, one per line\n"
 	    "  event sign --key FILE        sign JSON templates, one per line\n"
@@ -62,10 +65,12 @@ ctl_usage(FILE *fp)
 	    "data commands (through the daemon):\n"
 	    "  import FILE|-                JSONL events, each verified and stored\n"
 	    "  backup FILE                  a consistent copy of the database\n"
-	    "daemon commands (add --json for the raw answer):\n"
-	    "  help                         list the daemon's commands\n"
+	    "daemon commands (--json anywhere: the JSON answer):\n"
+	    "  help                         every command of the daemon\n"
+	    "  GROUP                        the commands of a group, e.g. jobs\n"
 	    "  status                       the status document\n"
-	    "  key                          the box's npub\n"
+	    "  follows [--relays]           one line per author (--relays:\n"
+	    "                               each relay's cursor)\n"
 	    "  config list | get KEY | set KEY VALUE\n");
 }
 
@@ -79,7 +84,7 @@ static int
 ctl_daemon_command(const struct ctl *ctl, int argc, char **argv)
 {
 	return ctlclient_run(ctl->dir != NULL ? ctl->dir : CTL_DEFAULT_DIR,
-	    argc, argv);
+	    argc, argv, ctl->json ? RENDER_JSON : 0);
 }
 
 /* ---- Line input ----------------------------------------------------- */
@@ -579,6 +584,17 @@ ctl_error(const cJSON *r)
 }
 
 static void
+ctl_print_json(const cJSON *r)
+{
+	char	*text;
+
+	if ((text = cJSON_Print(r)) != NULL) {
+		printf("%s\n", text);
+		free(text);
+	}
+}
+
+static void
 ctl_import_print(const cJSON *r)
 {
 	const cJSON	*l, *e;
@@ -603,12 +619,12 @@ ctl_import_print(const cJSON *r)
 static int
 ctl_import(const struct ctl *ctl, int argc, char **argv)
 {
-	char	 path[256], err[512], *text;
+	char	 path[256], err[512];
 	FILE	*in = stdin;
 	cJSON	*r;
-	int	 json = argc == 2 && strcmp(argv[1], "--json") == 0, rc;
+	int	 json = ctl->json, rc;
 
-	if (argc < 1 || argc > 2 || (argc == 2 && !json)) {
+	if (argc != 1) {
 		ctl_usage(stderr);
 		return CTL_EXIT_USAGE;
 	}
@@ -628,10 +644,9 @@ ctl_import(const struct ctl *ctl, int argc, char **argv)
 		return 1;
 	}
 	if ((rc = ctl_error(r)) == 0) {
-		if (json && (text = cJSON_Print(r)) != NULL) {
-			printf("%s\n", text);
-			free(text);
-		} else if (!json)
+		if (json)
+			ctl_print_json(r);
+		else
 			ctl_import_print(r);
 		rc = ctl_num(r, "invalid") > 0 || ctl_num(r, "errors") > 0;
 	}
@@ -700,9 +715,12 @@ ctl_backup(const struct ctl *ctl, int argc, char **argv)
 		if (cJSON_IsString(state) && strcmp(state->valuestring,
 		    "running") != 0) {
 			if (strcmp(state->valuestring, "done") == 0) {
-				printf("backup: %s (%.0f pages)\n", file,
-				    ctl_num(r, "pages_total"));
 				rc = 0;
+				if (ctl->json)
+					ctl_print_json(r);
+				else
+					printf("backup: %s (%.0f pages)\n",
+					    file, ctl_num(r, "pages_total"));
 			} else if (!ctl_error(r))
 				fprintf(stderr, "cacheboxctl: backup %s\n",
 				    state->valuestring);
@@ -742,14 +760,43 @@ ctl_daemon_words(int argc, char **argv)
 static const struct ctl_cmd {
 	const char	*name;
 	int		(*fn)(const struct ctl *, int, char **);
+	int		 json;		/* has a --json form */
 } ctl_cmds[] = {
-	{ "backup", ctl_backup },
-	{ "event", ctl_event },
-	{ "export", ctl_export },
-	{ "import", ctl_import },
-	{ "negentropy", ctl_negentropy },
-	{ "nip19", ctl_nip19 },
+	{ "backup", ctl_backup, 1 },
+	{ "event", ctl_event, 0 },
+	{ "export", ctl_export, 0 },
+	{ "import", ctl_import, 1 },
+	{ "negentropy", ctl_negentropy, 0 },
+	{ "nip19", ctl_nip19, 0 },
 };
+
+/* Take every "--json" word out of argv[from..]; 1 if there was one. */
+static int
+ctl_take_json(int *argc, char **argv, int from)
+{
+	int	i, n = from, found = 0;
+
+	for (i = from; i < *argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			found = 1;
+		else
+			argv[n++] = argv[i];
+	}
+	*argc = n;
+	return found;
+}
+
+static int
+ctl_offline(const struct ctl *ctl, const struct ctl_cmd *c, int argc,
+    char **argv)
+{
+	if (ctl->json && !c->json) {
+		fprintf(stderr, "cacheboxctl: %s prints no JSON answer (its "
+		    "output is already one line per item)\n", c->name);
+		return CTL_EXIT_USAGE;
+	}
+	return c->fn(ctl, argc, argv);
+}
 
 /* limits.max_event_bytes at its built-in default (offline: no database). */
 static size_t
@@ -776,12 +823,16 @@ main(int argc, char **argv)
 
 	umask(077);			/* an export holds the cache */
 	signal(SIGPIPE, SIG_IGN);	/* a daemon that hangs up is an error */
+	ctl.json = ctl_take_json(&argc, argv, 1);
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (strcmp(argv[a], "-d") == 0 && a + 1 < argc)
 			ctl.dir = argv[++a];
 		else if (strcmp(argv[a], "-h") == 0 ||
 		    strcmp(argv[a], "--help") == 0) {
 			ctl_usage(stdout);
+			return 0;
+		} else if (strcmp(argv[a], "--version") == 0) {
+			printf("cacheboxctl %s\n", CACHEBOX_VERSION);
 			return 0;
 		} else {
 			ctl_usage(stderr);
@@ -797,6 +848,7 @@ main(int argc, char **argv)
 	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
 		if (strcmp(argv[a], ctl_cmds[i].name) == 0 &&
 		    !ctl_daemon_words(argc - a, argv + a))
-			return ctl_cmds[i].fn(&ctl, argc - a - 1, argv + a + 1);
+			return ctl_offline(&ctl, &ctl_cmds[i], argc - a - 1,
+			    argv + a + 1);
 	return ctl_daemon_command(&ctl, argc - a, argv + a);
 }

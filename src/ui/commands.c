@@ -53,16 +53,28 @@ arg_string(const cJSON *args, const char *name)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static cJSON *
-cmd_help(struct app *app, const cJSON *args, enum cmd_origin from)
+/* Whether command name c is in group: its first word is group. */
+static bool
+in_group(const char *c, const char *group)
+{
+	size_t	len = strlen(group);
+
+	return strncmp(c, group, len) == 0 && c[len] == ' ';
+}
+
+cJSON *
+commands_help(const char *group)
 {
 	const struct command	*c;
 	cJSON			*r = cJSON_CreateObject(), *list;
 
 	list = cJSON_AddArrayToObject(r, "commands");
 	for (c = commands_table(); c->name != NULL; c++) {
-		cJSON *e = cJSON_CreateObject();
+		cJSON *e;
 
+		if (group != NULL && !in_group(c->name, group))
+			continue;
+		e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "name", c->name);
 		cJSON_AddStringToObject(e, "params", c->params);
 		cJSON_AddStringToObject(e, "help", c->help);
@@ -74,6 +86,23 @@ cmd_help(struct app *app, const cJSON *args, enum cmd_origin from)
 		cJSON_AddItemToArray(list, e);
 	}
 	return r;
+}
+
+bool
+commands_is_group(const char *word)
+{
+	const struct command	*c;
+
+	for (c = commands_table(); c->name != NULL; c++)
+		if (in_group(c->name, word))
+			return true;
+	return false;
+}
+
+static cJSON *
+cmd_help(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	return commands_help(NULL);
 }
 
 static cJSON *
@@ -237,7 +266,7 @@ static const struct command command_table[] = {
 	  "level, or set it (error, warn, info, debug)", .flags = MUT,
 	  .run = cmd_log_level },
 	{ .name = "admin-token set", .params = "token", .help = "set the "
-	  "bearer token of the web API's mutating calls (console only)",
+	  "bearer token of the web API's mutating calls",
 	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_admin_token_set },
 	{ .name = "uplink status", .params = "", .help = "the uplink: target, "
 	  "driver, state, last error, forward rate, inbox totals",

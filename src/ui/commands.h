@@ -69,6 +69,14 @@ const struct command	*commands_find(const char *name);
  */
 cJSON			*commands_run(struct app *, const char *name,
 			    const cJSON *args, enum cmd_origin from);
+/*
+ * The help answer: every command (group NULL), or those whose first word
+ * is group, each with its name, params, help and flags. A new object the
+ * caller owns.
+ */
+cJSON			*commands_help(const char *group);
+/* Whether word is the first word of commands of more than one word ("jobs"). */
+bool			 commands_is_group(const char *word);
 /* Whether the web takes c by POST with the admin token (mutating or CMD_POST). */
 bool			 commands_takes_body(const struct command *c);
 /* NULL if c may run for a caller on surface from, else why not (static). */

@@ -7,8 +7,9 @@
  * the device is writable. A terminal that stops reading (a serial line
  * with nobody at the other end, a stopped pager) fills the queue; then
  * output is dropped, and once room returns a marker says so. A device
- * that hangs up is closed and opened again later; stdin ending just ends
- * the console, never the daemon.
+ * that hangs up is closed and opened again later. On stdin ("-") the
+ * console is what the daemon was started for: its end of input, or quit,
+ * stops the daemon as SIGTERM does.
  */
 #include <sys/stat.h>
 
@@ -140,45 +141,88 @@ print_error(struct console *con, const char *msg)
 	out_str(con, con->nl);
 }
 
-/* "unknown command", with the commands that start with the first word. */
+/* The commands of a group, as help lists them ("relays" alone). */
 static void
-print_unknown(struct console *con, const char *word)
+print_group(struct console *con, const char *group)
 {
-	const struct command	*c;
-	size_t			 wl = strlen(word);
-	int			 n = 0;
+	cJSON		*help = commands_help(group);
+	struct buf	 text;
 
-	for (c = commands_table(); c->name != NULL; c++) {
-		if (strncmp(c->name, word, wl) != 0 || c->name[wl] != ' ')
-			continue;
-		out_str(con, n++ == 0 ? "try: " : ", ");
-		out_str(con, c->name);
-	}
-	if (n > 0) {
-		out_str(con, con->nl);
+	buf_init(&text, CONSOLE_OUT_QUEUE_BYTES);
+	if (help == NULL ||
+	    render_answer(&text, "help", help, 0, con->nl) == -1)
+		con->dropped = 1;
+	out_put(con, (const char *)text.data, text.len);
+	buf_free(&text);
+	cJSON_Delete(help);
+}
+
+/*
+ * No command matches argv: a group's name alone lists the group, anything
+ * else is an error that says where to look.
+ */
+static void
+print_unknown(struct console *con, int argc, char *const *argv)
+{
+	char	msg[256];
+	int	group = commands_is_group(argv[0]);
+
+	if (group && argc == 1) {
+		print_group(con, argv[0]);
 		return;
 	}
-	out_str(con, "unknown command '");
-	out_str(con, word);
-	out_str(con, "' (try 'help')");
-	out_str(con, con->nl);
+	snprintf(msg, sizeof(msg), "unknown command '%.64s%s%.64s' (try "
+	    "'%.64s')", argv[0], group ? " " : "", group ? argv[1] : "",
+	    group ? argv[0] : "help");
+	print_error(con, msg);
 }
 
 static void
-print_reply(struct console *con, const struct command *c, const cJSON *reply)
+print_reply(struct console *con, const struct command *c, const cJSON *reply,
+    unsigned flags)
 {
 	const cJSON	*err = cJSON_GetObjectItemCaseSensitive(reply, "error");
 	struct buf	 text;
 
-	if (commands_is_error(reply)) {
+	if (commands_is_error(reply) && !(flags & RENDER_JSON)) {
 		print_error(con, err->valuestring);
 		return;
 	}
 	buf_init(&text, CONSOLE_OUT_QUEUE_BYTES);
-	if (render_answer(&text, c->name, reply, con->nl) == -1)
+	if (render_answer(&text, c->name, reply, flags, con->nl) == -1)
 		con->dropped = 1;
 	out_put(con, (const char *)text.data, text.len);
 	buf_free(&text);
+}
+
+/*
+ * The console on stdin ended (end of input, or quit): stop the daemon as
+ * SIGTERM would; the daemon was run for this console. What is still
+ * queued gets one more try to go out.
+ */
+static void
+stop_stdio(struct console *con, const char *why)
+{
+	log_info("console: %s on stdin: shutting down", why);
+	flush_out(con);
+	console_close_dev(con);
+	con->app->stopping = true;
+	loop_stop(con->loop);
+}
+
+/*
+ * quit or exit: on stdin they end the console and so the daemon; a
+ * serial line has nothing to close (the other end leaves by hanging up).
+ */
+static void
+run_quit(struct console *con)
+{
+	if (con->is_stdio) {
+		stop_stdio(con, "quit");
+		return;
+	}
+	print_error(con, "quit and exit end a console on stdin (--console -); "
+	    "this serial console stays: close the terminal to leave");
 }
 
 static void
@@ -188,16 +232,23 @@ run_line(struct console *con, char *line)
 	const char		*why;
 	const struct command	*c;
 	cJSON			*args, *reply;
+	unsigned		 flags;
 	int			 argc, used = 0;
 
 	if ((argc = lined_split(line, argv, CONSOLE_MAX_WORDS, &why)) == -1) {
 		print_error(con, why);
 		return;
 	}
+	flags = render_take_flags(&argc, argv);
 	if (argc == 0)
 		return;
+	if (argc == 1 && (strcmp(argv[0], "quit") == 0 ||
+	    strcmp(argv[0], "exit") == 0)) {
+		run_quit(con);
+		return;
+	}
 	if ((c = commands_match(argc, argv, &used)) == NULL) {
-		print_unknown(con, argv[0]);
+		print_unknown(con, argc, argv);
 		return;
 	}
 	if ((args = commands_build_args(c, argc - used, argv + used, err,
@@ -205,12 +256,17 @@ run_line(struct console *con, char *line)
 		print_error(con, err);
 		return;
 	}
+	if ((why = render_flags_check(c->name, args, &flags)) != NULL) {
+		print_error(con, why);
+		cJSON_Delete(args);
+		return;
+	}
 	reply = commands_run(con->app, c->name, args, CMD_FROM_CONSOLE);
 	cJSON_Delete(args);
 	if (c->flags & CMD_MUTATING)
 		log_info("console: %s", c->name);
 	if (reply != NULL)
-		print_reply(con, c, reply);
+		print_reply(con, c, reply, flags);
 	cJSON_Delete(reply);
 }
 
@@ -258,6 +314,10 @@ read_input(struct console *con)
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR))
 		return;
+	if (n == 0 && con->is_stdio) {
+		stop_stdio(con, "end of input");
+		return;
+	}
 	if (n <= 0) {
 		if (n == -1)
 			log_warn("console: read %s", con->path);

@@ -20,12 +20,12 @@
 #define CTL_EXIT_USAGE	2
 
 static int
-print_reply(const char *name, const cJSON *reply, int json)
+print_reply(const char *name, const cJSON *reply, unsigned flags)
 {
 	const cJSON	*err = cJSON_GetObjectItemCaseSensitive(reply, "error");
 	char		*text;
 
-	if (json) {
+	if (flags & RENDER_JSON) {
 		if ((text = cJSON_Print(reply)) == NULL)
 			return CTL_EXIT_FAIL;
 		printf("%s\n", text);
@@ -37,7 +37,7 @@ print_reply(const char *name, const cJSON *reply, int json)
 		int		full;
 
 		buf_init(&out, RENDER_MAX_BYTES);
-		full = render_answer(&out, name, reply, "\n");
+		full = render_answer(&out, name, reply, flags, "\n");
 		fputs(buf_cstr(&out), stdout);
 		buf_free(&out);
 		if (full == -1) {
@@ -49,39 +49,53 @@ print_reply(const char *name, const cJSON *reply, int json)
 	return commands_is_error(reply) ? CTL_EXIT_FAIL : 0;
 }
 
-/* Remove every "--json" word from argv; 1 if there was one. */
+/*
+ * No command matches argv: a group's name alone lists the group (as the
+ * console does), anything else is a usage error that says where to look.
+ */
 static int
-take_json_flag(int *argc, char **argv)
+unknown_command(int argc, char **argv, unsigned flags)
 {
-	int	i, n = 0, found = 0;
+	int	group = argc > 0 && commands_is_group(argv[0]);
+	int	rc;
 
-	for (i = 0; i < *argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			found = 1;
-		else
-			argv[n++] = argv[i];
+	if (group && argc == 1) {
+		cJSON *help = commands_help(argv[0]);
+
+		rc = help != NULL ? print_reply("help", help, flags) :
+		    CTL_EXIT_FAIL;
+		cJSON_Delete(help);
+		return rc;
 	}
-	*argc = n;
-	return found;
+	if (group)
+		fprintf(stderr, "cacheboxctl: unknown command '%.64s %.64s' "
+		    "(try 'cacheboxctl %.64s')\n", argv[0], argv[1], argv[0]);
+	else
+		fprintf(stderr, "cacheboxctl: unknown command '%.64s' (try "
+		    "'cacheboxctl help')\n", argc > 0 ? argv[0] : "");
+	return CTL_EXIT_USAGE;
 }
 
 int
-ctlclient_run(const char *dir, int argc, char **argv)
+ctlclient_run(const char *dir, int argc, char **argv, unsigned flags)
 {
 	const struct command	*c;
+	const char		*why;
 	cJSON			*args, *reply;
 	char			 path[256], err[512];
-	int			 used = 0, rc, json;
+	int			 used = 0, rc;
 
-	json = take_json_flag(&argc, argv);
-	if ((c = commands_match(argc, argv, &used)) == NULL) {
-		fprintf(stderr, "cacheboxctl: unknown command '%s' (try "
-		    "'cacheboxctl help')\n", argc > 0 ? argv[0] : "");
-		return CTL_EXIT_USAGE;
-	}
+	flags |= render_take_flags(&argc, argv);
+	if ((c = commands_match(argc, argv, &used)) == NULL)
+		return unknown_command(argc, argv, flags);
 	if ((args = commands_build_args(c, argc - used, argv + used, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "cacheboxctl: %s\n", err);
+		return CTL_EXIT_USAGE;
+	}
+	if ((why = render_flags_check(c->name, args, &flags)) != NULL) {
+		fprintf(stderr, "cacheboxctl: %s\n", why);
+		cJSON_Delete(args);
 		return CTL_EXIT_USAGE;
 	}
 	if (ctlsock_path(dir, path, sizeof(path)) == -1) {
@@ -95,7 +109,7 @@ ctlclient_run(const char *dir, int argc, char **argv)
 		fprintf(stderr, "cacheboxctl: %s\n", err);
 		return CTL_EXIT_FAIL;
 	}
-	rc = print_reply(c->name, reply, json);
+	rc = print_reply(c->name, reply, flags);
 	cJSON_Delete(reply);
 	return rc;
 }

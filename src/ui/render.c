@@ -2,12 +2,17 @@
  * render.c — turns a command's JSON answer into lines for a person.
  * Objects become "name: value" lines, nested ones indented two spaces a
  * level; an array of objects is numbered "[0]", "[1]", ...; an empty array
- * reads "(none)"; booleans read yes/no and null "-". It only formats: it
- * never decides what a command shows.
+ * reads "(none)"; booleans read yes/no and null "-". A number is shown in
+ * the unit its member's name says (render_units below): Unix times as
+ * UTC dates, byte counts in B/KiB/MiB/GiB, seconds as a duration. It only
+ * formats: it never decides what a command answers, and the JSON form
+ * (--json) is never touched here.
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/buf.h"
 #include "core/json.h"
@@ -15,19 +20,140 @@
 
 static int	render_value(struct buf *, const cJSON *, int, const char *);
 
+enum render_unit {
+	UNIT_NONE,
+	UNIT_TIME,		/* Unix seconds (wall clock) */
+	UNIT_BYTES,
+	UNIT_SECONDS,		/* a duration */
+	UNIT_MS,		/* a duration */
+};
+
+enum render_match { MATCH_EXACT, MATCH_PREFIX, MATCH_SUFFIX };
+
+/* The unit of a number, by its member's name: the commands' naming habit. */
+static const struct render_unit_rule {
+	const char		*name;
+	enum render_match	 match;
+	enum render_unit	 unit;
+} render_units[] = {
+	{ "since",		MATCH_EXACT,	UNIT_TIME },
+	{ "until",		MATCH_EXACT,	UNIT_TIME },
+	{ "gap_since",		MATCH_EXACT,	UNIT_TIME },
+	{ "next_attempt",	MATCH_EXACT,	UNIT_TIME },
+	{ "_at",		MATCH_SUFFIX,	UNIT_TIME },
+	{ "bytes",		MATCH_EXACT,	UNIT_BYTES },
+	{ "bytes_",		MATCH_PREFIX,	UNIT_BYTES },
+	{ "_bytes",		MATCH_SUFFIX,	UNIT_BYTES },
+	{ "_s",			MATCH_SUFFIX,	UNIT_SECONDS },
+	{ "_ms",		MATCH_SUFFIX,	UNIT_MS },
+};
+
+static enum render_unit
+unit_of(const char *name)
+{
+	size_t	i, nl, rl;
+
+	if (name == NULL)
+		return UNIT_NONE;
+	nl = strlen(name);
+	for (i = 0; i < sizeof(render_units) / sizeof(render_units[0]); i++) {
+		const struct render_unit_rule *r = &render_units[i];
+
+		rl = strlen(r->name);
+		if ((r->match == MATCH_EXACT && strcmp(name, r->name) == 0) ||
+		    (r->match == MATCH_PREFIX && nl > rl &&
+		    strncmp(name, r->name, rl) == 0) ||
+		    (r->match == MATCH_SUFFIX && nl > rl &&
+		    strcmp(name + nl - rl, r->name) == 0))
+			return r->unit;
+	}
+	return UNIT_NONE;
+}
+
+/* "2024-03-01 12:00:00 UTC"; 0 (never, none) reads "-". */
 static int
-render_scalar(struct buf *out, const cJSON *v)
+render_time(struct buf *out, long long t)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)t;
+	char		s[64];
+
+	if (t == 0)
+		return buf_puts(out, "-");
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+		return buf_printf(out, "%lld", t);
+	return buf_puts(out, s);
+}
+
+/* "512 B", "4 KiB", "1.5 MiB", "16 GiB". */
+static int
+render_bytes(struct buf *out, long long n)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double	v = (double)n;
+	size_t	u = 0;
+
+	if (llabs(n) < 1024)
+		return buf_printf(out, "%lld B", n);
+	v /= 1024;
+	while ((v >= 1024 || v <= -1024) && u + 1 < sizeof(units) /
+	    sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (json_is_integer(v))
+		return buf_printf(out, "%.0f %s", v, units[u]);
+	return buf_printf(out, "%.1f %s", v, units[u]);
+}
+
+/* "45s", "12m 5s", "3h 12m", "2d 3h". */
+static int
+render_duration(struct buf *out, long long s)
+{
+	if (s < 0)
+		return buf_printf(out, "%llds", s);
+	if (s < 60)
+		return buf_printf(out, "%llds", s);
+	if (s < 3600)
+		return buf_printf(out, "%lldm %llds", s / 60, s % 60);
+	if (s < 86400)
+		return buf_printf(out, "%lldh %lldm", s / 3600, s % 3600 / 60);
+	return buf_printf(out, "%lldd %lldh", s / 86400, s % 86400 / 3600);
+}
+
+static int
+render_number(struct buf *out, const char *name, double d)
+{
+	long long	n = (long long)d;
+
+	if (!json_is_integer(d))
+		return buf_printf(out, "%g", d);
+	switch (unit_of(name)) {
+	case UNIT_TIME:
+		return render_time(out, n);
+	case UNIT_BYTES:
+		return render_bytes(out, n);
+	case UNIT_SECONDS:
+		return render_duration(out, n);
+	case UNIT_MS:
+		return buf_printf(out, "%lld ms", n);
+	case UNIT_NONE:
+		break;
+	}
+	return buf_printf(out, "%lld", n);
+}
+
+/* One scalar; name is its member's name (NULL in an array of scalars). */
+static int
+render_scalar(struct buf *out, const char *name, const cJSON *v)
 {
 	if (cJSON_IsString(v))
 		return buf_puts(out, v->valuestring);
 	if (cJSON_IsBool(v))
 		return buf_puts(out, cJSON_IsTrue(v) ? "yes" : "no");
-	if (cJSON_IsNumber(v)) {
-		if (json_is_integer(v->valuedouble))
-			return buf_printf(out, "%lld",
-			    (long long)v->valuedouble);
-		return buf_printf(out, "%g", v->valuedouble);
-	}
+	if (cJSON_IsNumber(v))
+		return render_number(out, name, v->valuedouble);
 	return buf_puts(out, "-");
 }
 
@@ -42,7 +168,8 @@ render_item(struct buf *out, const cJSON *item, int depth, const char *nl)
 			return -1;
 		return render_value(out, item, depth + 1, nl);
 	}
-	if (buf_putc(out, ' ') == -1 || render_scalar(out, item) == -1)
+	if (buf_putc(out, ' ') == -1 ||
+	    render_scalar(out, item->string, item) == -1)
 		return -1;
 	return buf_puts(out, nl);
 }
@@ -60,7 +187,7 @@ render_array(struct buf *out, const cJSON *v, int depth, const char *nl)
 			    depth + 1, nl);
 		else
 			rc = buf_printf(out, "%*s", depth * 2, "") == -1 ||
-			    render_scalar(out, item) == -1 ||
+			    render_scalar(out, v->string, item) == -1 ||
 			    buf_puts(out, nl) == -1 ? -1 : 0;
 		if (rc == -1)
 			return -1;
@@ -79,7 +206,7 @@ render_value(struct buf *out, const cJSON *v, int depth, const char *nl)
 	if (cJSON_IsArray(v))
 		return render_array(out, v, depth, nl);
 	if (!cJSON_IsObject(v)) {
-		if (render_scalar(out, v) == -1)
+		if (render_scalar(out, v->string, v) == -1)
 			return -1;
 		return buf_puts(out, nl);
 	}
@@ -98,7 +225,8 @@ render_human(struct buf *out, const cJSON *v, const char *nl)
 /*
  * One "name params  help" line per command of a help answer; a command
  * that takes name=value words shows "name=value..." and lists its
- * parameters on an indented line of their own.
+ * parameters on an indented line of their own; a console-only command is
+ * marked so (cacheboxctl and the web refuse it).
  */
 static int
 render_help(struct buf *out, const cJSON *v, const char *nl)
@@ -106,7 +234,7 @@ render_help(struct buf *out, const cJSON *v, const char *nl)
 	const cJSON	*c;
 	char		 usage[128];
 	const char	*name, *params, *help;
-	bool		 named;
+	bool		 named, local;
 
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(v, "commands")) {
 		name = cJSON_GetStringValue(cJSON_GetObjectItem(c, "name"));
@@ -115,9 +243,11 @@ render_help(struct buf *out, const cJSON *v, const char *nl)
 		if (name == NULL || params == NULL || help == NULL)
 			continue;
 		named = cJSON_IsTrue(cJSON_GetObjectItem(c, "named"));
+		local = cJSON_IsTrue(cJSON_GetObjectItem(c, "console_only"));
 		snprintf(usage, sizeof(usage), "%s%s%s", name,
 		    *params ? " " : "", named ? "name=value..." : params);
-		if (buf_printf(out, "  %-28s %s%s", usage, help, nl) == -1 ||
+		if (buf_printf(out, "  %-28s %s%s%s", usage,
+		    local ? "[console only] " : "", help, nl) == -1 ||
 		    (named && buf_printf(out, "  %-28s names: %s%s", "",
 		    params, nl) == -1))
 			return -1;
@@ -125,12 +255,128 @@ render_help(struct buf *out, const cJSON *v, const char *nl)
 	return 0;
 }
 
+static const char *
+str_member(const cJSON *o, const char *name)
+{
+	const char	*s = cJSON_GetStringValue(cJSON_GetObjectItem(o, name));
+
+	return s != NULL ? s : "";
+}
+
+/*
+ * follows, one line per author: npub, state, relays complete of those
+ * known, events fetched, root/stale, the reason when no relay is known.
+ * A count by state comes first.
+ */
+static int
+render_follows(struct buf *out, const cJSON *v, const char *nl)
+{
+	const cJSON	*a, *list = cJSON_GetObjectItem(v, "follows");
+	int		 n = 0, complete = 0, draining = 0, incomplete = 0;
+	const char	*st;
+
+	cJSON_ArrayForEach(a, list) {
+		st = str_member(a, "state");
+		n++;
+		complete += strcmp(st, "complete") == 0;
+		draining += strcmp(st, "draining") == 0;
+		incomplete += strcmp(st, "incomplete") == 0;
+	}
+	if (buf_printf(out, "%d author%s: %d complete, %d draining, %d "
+	    "incomplete (follows --relays: each relay)%s", n, n == 1 ? "" :
+	    "s", complete, draining, incomplete, nl) == -1)
+		return -1;
+	cJSON_ArrayForEach(a, list) {
+		const cJSON	*r = cJSON_GetObjectItem(a, "relays_complete");
+		const cJSON	*ev = cJSON_GetObjectItem(a, "events_fetched");
+
+		if (buf_printf(out, "%s  %-10s  relays %d/%d  events %.0f%s%s"
+		    "%s%s%s", str_member(a, "npub"), str_member(a, "state"),
+		    cJSON_IsNumber(r) ? r->valueint : 0,
+		    cJSON_GetArraySize(cJSON_GetObjectItem(a, "relays")),
+		    cJSON_IsNumber(ev) ? ev->valuedouble : 0,
+		    cJSON_IsTrue(cJSON_GetObjectItem(a, "is_root")) ?
+		    "  root" : "",
+		    cJSON_IsTrue(cJSON_GetObjectItem(a, "stale")) ?
+		    "  stale" : "", *str_member(a, "reason") ? "  " : "",
+		    str_member(a, "reason"), nl) == -1)
+			return -1;
+	}
+	if (cJSON_IsTrue(cJSON_GetObjectItem(v, "truncated")))
+		return buf_printf(out, "(relay rows cut short: see --json)%s",
+		    nl);
+	return 0;
+}
+
+unsigned
+render_take_flags(int *argc, char **argv)
+{
+	static const struct {
+		const char	*word;
+		unsigned	 flag;
+	} words[] = {
+		{ "--json", RENDER_JSON },
+		{ "--relays", RENDER_RELAYS },
+	};
+	unsigned	flags = 0;
+	size_t		k;
+	int		i, n = 0, taken;
+
+	for (i = 0; i < *argc; i++) {
+		for (taken = 0, k = 0; k < sizeof(words) / sizeof(words[0]);
+		    k++)
+			if (strcmp(argv[i], words[k].word) == 0) {
+				flags |= words[k].flag;
+				taken = 1;
+			}
+		if (!taken)
+			argv[n++] = argv[i];
+	}
+	*argc = n;
+	return flags;
+}
+
+const char *
+render_flags_check(const char *name, const cJSON *args, unsigned *flags)
+{
+	bool	follows = strcmp(name, "follows") == 0;
+
+	if ((*flags & RENDER_RELAYS) && !follows)
+		return "--relays is an option of follows only";
+	if (follows && cJSON_GetObjectItem(args, "author") != NULL)
+		*flags |= RENDER_RELAYS;	/* one author: its relays */
+	return NULL;
+}
+
+int
+render_json(struct buf *out, const cJSON *v, const char *nl)
+{
+	char		*text, *p, *line;
+	int		 rc = 0;
+
+	if ((text = cJSON_Print(v)) == NULL)
+		return -1;
+	for (line = text; rc == 0 && line != NULL; line = p) {
+		if ((p = strchr(line, '\n')) != NULL)
+			*p++ = '\0';
+		rc = buf_puts(out, line) == -1 || buf_puts(out, nl) == -1 ?
+		    -1 : 0;
+	}
+	free(text);
+	return rc;
+}
+
 int
 render_answer(struct buf *out, const char *name, const cJSON *v,
-    const char *nl)
+    unsigned flags, const char *nl)
 {
+	if (flags & RENDER_JSON)
+		return render_json(out, v, nl);
 	if (strcmp(name, "help") == 0 &&
 	    cJSON_IsArray(cJSON_GetObjectItem(v, "commands")))
 		return render_help(out, v, nl);
+	if (strcmp(name, "follows") == 0 && !(flags & RENDER_RELAYS) &&
+	    cJSON_IsArray(cJSON_GetObjectItem(v, "follows")))
+		return render_follows(out, v, nl);
 	return render_human(out, v, nl);
 }

@@ -15,11 +15,34 @@ struct buf;
  * stays).
  */
 int	render_human(struct buf *out, const cJSON *v, const char *nl);
+
+/* How a person asked to see an answer: words of the console and cacheboxctl. */
+enum render_flag {
+	RENDER_JSON = 1 << 0,	/* --json: the JSON answer itself */
+	RENDER_RELAYS = 1 << 1,	/* --relays: follows with every relay's cursor */
+};
+
 /*
- * The answer of command name: `help` as a compact table of commands, any
- * other as render_human(). Same return as render_human().
+ * Take the words --json and --relays out of argv wherever they stand
+ * (the rest keep their order); returns the enum render_flag bits.
+ */
+unsigned	 render_take_flags(int *argc, char **argv);
+/*
+ * Check flags against command name and its arguments: NULL, or why not
+ * (static). follows with an author sets RENDER_RELAYS (the one author's
+ * detail is what was asked for).
+ */
+const char	*render_flags_check(const char *name, const cJSON *args,
+		    unsigned *flags);
+/* v as indented JSON, each line ending in nl. Same return as render_human(). */
+int		 render_json(struct buf *out, const cJSON *v, const char *nl);
+/*
+ * The answer of command name as flags ask: JSON, `help` as a compact table
+ * of commands (console-only ones marked), `follows` as one line per
+ * author unless RENDER_RELAYS, any other as render_human(). Same return as
+ * render_human().
  */
 int	render_answer(struct buf *out, const char *name, const cJSON *v,
-	    const char *nl);
+	    unsigned flags, const char *nl);
 
 #endif

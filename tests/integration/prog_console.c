@@ -221,10 +221,20 @@ check_refusals(void)
 	exchange("over-long line refused and discarded", line, sizeof(line),
 	    want);
 	exchange("unknown command", "frobnicate\r", 11,
-	    "frobnicate" NL "unknown command 'frobnicate' (try 'help')" NL
-	    PROMPT);
+	    "frobnicate" NL "error: unknown command 'frobnicate' (try 'help')"
+	    NL PROMPT);
 	exchange("a group name lists its commands", "roots\r", 6,
-	    "roots" NL "try: roots list, roots add, roots remove" NL PROMPT);
+	    "roots" NL
+	    "  roots list                   the follow roots (npub and hex)" NL
+	    "  roots add key                add a follow root (npub or hex)" NL
+	    "  roots remove key             remove a follow root" NL PROMPT);
+	exchange("unknown command of a group", "roots bogus\r", 12,
+	    "roots bogus" NL "error: unknown command 'roots bogus' (try "
+	    "'roots')" NL PROMPT);
+	exchange("quit does not close a serial console", "quit\r", 5,
+	    "quit" NL "error: quit and exit end a console on stdin (--console "
+	    "-); this serial console stays: close the terminal to leave" NL
+	    PROMPT);
 	exchange("unclosed quote", "config get \"log\r", 16,
 	    "config get \"log" NL "error: unclosed quote" NL PROMPT);
 	exchange("missing argument", "config get\r", 11,

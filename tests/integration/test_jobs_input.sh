@@ -127,6 +127,8 @@ check "console: the job answered" wait_for 30 grep -q '^cachebox> level: ' "$T/c
 check "console: jobs new made job 1" grep -q '^cachebox> job: 1' "$T/console.out"
 check "console: cancelled" grep -q '^status: cancelled' "$T/console.out"
 check "console: deleted" grep -q '^deleted: yes' "$T/console.out"
+# The end of the console's input stops a daemon started with --console -.
 exec 3>&-
-stop_daemon
+check "console: end of input stops the daemon" wait_for 20 sh -c "! kill -0 $DPID"
+wait "$DPID" || fail "the daemon exited $? at the end of its input"
 finish

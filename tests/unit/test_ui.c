@@ -400,7 +400,7 @@ test_render(void **state)
 	    "\"job\",\"help\":\"one\",\"named\":false},{\"name\":\"jobs new\","
 	    "\"params\":\"[label] [kinds]\",\"help\":\"plan\",\"named\":true}]}");
 	buf_init(&out, 4096);
-	assert_int_equal(render_answer(&out, "help", v, "\n"), 0);
+	assert_int_equal(render_answer(&out, "help", v, 0, "\n"), 0);
 	assert_string_equal(buf_cstr(&out),
 	    "  jobs show job                one\n"
 	    "  jobs new name=value...       plan\n"
@@ -409,11 +409,81 @@ test_render(void **state)
 	cJSON_Delete(v);
 }
 
+/* Times as UTC dates, byte counts and durations with units, by name. */
+static void
+test_render_units(void **state)
+{
+	cJSON		*v = cJSON_Parse("{\"created_at\":1704067200,"
+	    "\"until\":0,\"since\":1700000000,\"bytes\":512,"
+	    "\"rss_bytes\":11010048,\"max_bytes\":4294967296,"
+	    "\"bytes_out\":2048,\"uptime_s\":3725,\"idle_s\":45,"
+	    "\"pace_ms\":1000,\"events\":1704067200,\"times\":[]}");
+	struct buf	 out;
+
+	buf_init(&out, 1024);
+	assert_int_equal(render_human(&out, v, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "created_at: 2024-01-01 00:00:00 UTC\nuntil: -\n"
+	    "since: 2023-11-14 22:13:20 UTC\nbytes: 512 B\n"
+	    "rss_bytes: 10.5 MiB\nmax_bytes: 4 GiB\nbytes_out: 2 KiB\n"
+	    "uptime_s: 1h 2m\nidle_s: 45s\npace_ms: 1000 ms\n"
+	    "events: 1704067200\ntimes:\n  (none)\n");
+	buf_free(&out);
+	cJSON_Delete(v);
+}
+
+/* follows: one line per author unless --relays; the flags words. */
+static void
+test_render_follows(void **state)
+{
+	cJSON		*v = cJSON_Parse("{\"follows\":[{\"npub\":\"npub1a\","
+	    "\"is_root\":true,\"stale\":false,\"events_fetched\":12,"
+	    "\"state\":\"draining\",\"relays_complete\":1,"
+	    "\"relays_incomplete\":0,\"relays\":[{\"url\":\"ws://a\"},"
+	    "{\"url\":\"ws://b\"}]},{\"npub\":\"npub1b\",\"is_root\":false,"
+	    "\"stale\":true,\"events_fetched\":0,\"state\":\"incomplete\","
+	    "\"reason\":\"no relay known\",\"relays\":[]}],"
+	    "\"truncated\":false}");
+	char		 a[][16] = { "follows", "--relays", "x", "--json" };
+	char		*argv[] = { a[0], a[1], a[2], a[3] };
+	cJSON		*args = cJSON_Parse("{\"author\":\"npub1a\"}");
+	unsigned	 flags = 0;
+	int		 argc = 4;
+	struct buf	 out;
+
+	buf_init(&out, 4096);
+	assert_int_equal(render_answer(&out, "follows", v, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out), "2 authors: 0 complete, 1 "
+	    "draining, 1 incomplete (follows --relays: each relay)\n"
+	    "npub1a  draining    relays 1/2  events 12  root\n"
+	    "npub1b  incomplete  relays 0/0  events 0  stale  no relay known\n");
+	buf_reset(&out);
+	assert_int_equal(render_answer(&out, "follows", v, RENDER_RELAYS,
+	    "\n"), 0);
+	assert_non_null(strstr(buf_cstr(&out), "      url: ws://b\n"));
+	buf_free(&out);
+
+	assert_int_equal(render_take_flags(&argc, argv),
+	    RENDER_JSON | RENDER_RELAYS);
+	assert_int_equal(argc, 2);
+	assert_string_equal(argv[0], "follows");
+	assert_string_equal(argv[1], "x");
+	assert_null(render_flags_check("follows", NULL, &flags));
+	assert_int_equal(flags, 0);
+	assert_null(render_flags_check("follows", args, &flags));
+	assert_int_equal(flags, RENDER_RELAYS);
+	assert_non_null(render_flags_check("status", NULL, &flags));
+	cJSON_Delete(args);
+	cJSON_Delete(v);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_render_units),
+		cmocka_unit_test(test_render_follows),
 		cmocka_unit_test(test_match_and_args),
 		cmocka_unit_test(test_named_args),
 		cmocka_unit_test(test_is_error),
