@@ -4,7 +4,8 @@
 # called at all when nothing is missing.
 #   toolchain/install-deps.sh          build dependencies only
 #   toolchain/install-deps.sh test     plus test dependencies (node peers, postgres,
-#                                      clang and its libFuzzer runtime, chromium)
+#                                      clang and its libFuzzer runtime, chromium,
+#                                      prometheus for promtool, which checks /metrics)
 #   toolchain/install-deps.sh cross    plus cross compilers, mmdebstrap and qemu-user
 #   toolchain/install-deps.sh image    plus what firmware/build-image.sh runs
 #                                      (mmdebstrap, qemu-user, zstd, arch-test)
@@ -15,7 +16,7 @@ build_pkgs="build-essential cmake ninja-build pkg-config ca-certificates
 libmbedtls-dev libwslay-dev libcjson-dev libsqlite3-dev libsecp256k1-dev
 libpq-dev libmicrohttpd-dev libc-ares-dev libcmocka-dev"
 test_pkgs="nodejs npm clang libclang-rt-14-dev postgresql sqlite3 openssl
-curl python3 procps chromium"
+curl python3 procps chromium prometheus"
 # No libc6-dev-<arch>-cross: the C library comes from the sysroot that
 # toolchain/make-sysroot.sh builds with every other -dev package, and Debian's
 # cross gcc would read the cross libc headers ahead of the sysroot's.

@@ -232,93 +232,361 @@ api_auth_check(const char *token, const char *header)
 
 /* ---- Prometheus text --------------------------------------------------- */
 
-/* Help lines for the fields DESIGN.md promises; others get a generic one. */
-static const struct { const char *name, *help; } metric_help[] = {
-	{ "cachebox_uptime_seconds", "Seconds since cacheboxd started." },
-	{ "cachebox_rss_bytes", "Resident memory of cacheboxd in bytes." },
-	{ "cachebox_idle", "1 when there is no work left." },
-	{ "cachebox_backfill_authors_total", "Followed authors." },
-	{ "cachebox_backfill_authors_complete",
-	    "Authors whose history is complete on every relay." },
-	{ "cachebox_backfill_authors_incomplete",
-	    "Authors recorded incomplete on some relay." },
-	{ "cachebox_store_events", "Events in the local store." },
-	{ "cachebox_inbox_pending", "Events waiting to go to the uplink." },
-	{ "cachebox_inbox_forwarded", "Events the uplink accepted." },
-	{ "cachebox_inbox_rejected", "Events the uplink refused (dead letters)." },
-	{ "cachebox_ingest_received", "Events relays sent since start." },
-	{ "cachebox_ingest_stored", "Of those, new events stored." },
-	{ "cachebox_ingest_duplicates",
-	    "Of those, events already stored (no signature check)." },
-	{ "cachebox_ingest_invalid",
-	    "Of those, dropped: malformed, bad id or bad signature." },
-	{ "cachebox_ingest_too_large",
-	    "Of those, dropped: over limits.max_event_bytes." },
-	{ "cachebox_ingest_unrequested",
-	    "Of those, dropped: no filter of the subscription matched." },
-	{ "cachebox_ingest_errors", "Of those, not stored: store failure." },
-	{ "cachebox_ingest_lost_batches",
-	    "Batches whose commit failed (their events are asked again)." },
-	{ "cachebox_relay_events", "Events received from a relay." },
-	{ "cachebox_relay_invalid",
-	    "Invalid events and frames received from a relay." },
-	{ "cachebox_relay_cut_invalid",
-	    "Connections to a relay cut because its input was mostly invalid." },
-	{ "cachebox_relay_state", "1 for the relay's current connection state." },
-	{ "cachebox_relay_endpoint_clients",
-	    "Clients connected to the box's own relay." },
-	{ "cachebox_relay_endpoint_subscriptions",
-	    "Subscriptions those clients hold open." },
-	{ "cachebox_relay_endpoint_reqs", "REQ messages served since start." },
-	{ "cachebox_relay_endpoint_events_sent",
-	    "EVENT messages sent to the relay's clients since start." },
-	{ "cachebox_relay_endpoint_bytes_out",
-	    "Bytes written to the relay's clients since start." },
-	{ "cachebox_relay_endpoint_writes_refused",
-	    "EVENTs from the relay's clients refused since start." },
-	{ "cachebox_relay_endpoint_cut_slow",
-	    "Relay clients cut off for not reading what they asked for." },
+enum metric_type { METRIC_GAUGE, METRIC_COUNTER };
+
+/*
+ * What each field of the status document is in /metrics: its place in
+ * the document (path; a field of every row of an array is "relays[].x"),
+ * its metric name, counter (only grows while the daemon runs; ends in
+ * _total) or gauge (a level that may fall), and its HELP text. An entry
+ * with a label is one series of a labelled family; the entries of a
+ * family follow each other, as their fields do in the document. name NULL:
+ * the field is left out on purpose. A field missing here still comes out,
+ * as a gauge whose HELP says it is not described (METRIC_UNDESCRIBED), so
+ * a new status field is seen; the metrics test refuses that HELP.
+ */
+struct metric_def {
+	const char		*path;
+	const char		*name;
+	enum metric_type	 type;
+	const char		*label, *lvalue;
+	const char		*help;
 };
 
-static const char *
-help_for(const char *name)
+#define GAUGE(p, n, h)		{ p, n, METRIC_GAUGE, NULL, NULL, h }
+#define COUNTER(p, n, h)	{ p, n, METRIC_COUNTER, NULL, NULL, h }
+#define FAMILY(p, n, t, l, v, h) { p, n, t, l, v, h }
+#define LEFT_OUT(p)		{ p, NULL, METRIC_GAUGE, NULL, NULL, NULL }
+
+#define METRIC_UNDESCRIBED	"not described yet"
+
+static const struct metric_def metric_defs[] = {
+	GAUGE("uptime_s", "cachebox_uptime_seconds",
+	    "Seconds since cacheboxd started."),
+	GAUGE("rss_bytes", "cachebox_rss_bytes",
+	    "Resident memory of cacheboxd, bytes."),
+	GAUGE("idle", "cachebox_idle", "1 when no work is left (every author "
+	    "complete or recorded incomplete, no job to run, inbox empty), "
+	    "else 0."),
+	LEFT_OUT("backfill.authors_total"),	/* the sum of the three below */
+	FAMILY("backfill.authors_complete", "cachebox_backfill_authors",
+	    METRIC_GAUGE, "state", "complete", "Followed authors by backfill "
+	    "state: complete on every relay, recorded incomplete on some "
+	    "relay, or still draining."),
+	FAMILY("backfill.authors_incomplete", "cachebox_backfill_authors",
+	    METRIC_GAUGE, "state", "incomplete", NULL),
+	FAMILY("backfill.authors_draining", "cachebox_backfill_authors",
+	    METRIC_GAUGE, "state", "draining", NULL),
+	GAUGE("store.events", "cachebox_store_events",
+	    "Events in the local store."),
+	GAUGE("store.bytes", "cachebox_store_bytes",
+	    "Bytes of event JSON in the local store."),
+	GAUGE("store.state", "cachebox_store_state",
+	    "1, labelled with the store's state (ok or damaged)."),
+	COUNTER("store.evicted", "cachebox_store_evicted_total",
+	    "Events retention evicted to keep the store under its budget."),
+	GAUGE("store.max_bytes", "cachebox_store_max_bytes",
+	    "The store's budget (store.max_bytes), bytes."),
+	GAUGE("relays[].state", "cachebox_relay_state",
+	    "1, labelled with the relay connection's state."),
+	COUNTER("relays[].events", "cachebox_relay_events_total",
+	    "Events received from the relay."),
+	COUNTER("relays[].reqs", "cachebox_relay_reqs_total",
+	    "REQ messages sent to the relay."),
+	COUNTER("relays[].invalid", "cachebox_relay_invalid_total",
+	    "Invalid events and frames received from the relay."),
+	COUNTER("relays[].cut_invalid", "cachebox_relay_cut_invalid_total",
+	    "Connections to the relay cut because its input was mostly "
+	    "invalid."),
+	GAUGE("relays[].subs_open", "cachebox_relay_subs_open",
+	    "Subscriptions open on the relay now."),
+	GAUGE("relays[].subs_queued", "cachebox_relay_subs_queued",
+	    "Subscriptions waiting for a free slot on the relay."),
+	GAUGE("relays[].recovery_pending", "cachebox_relay_recovery_pending",
+	    "Event ids waiting to be fetched again from the relay."),
+	COUNTER("ingest.received", "cachebox_ingest_received_total",
+	    "Events handed to ingest (relays, jobs, recovery, the box's relay "
+	    "clients, imports); each lands in one of stored .. errors."),
+	COUNTER("ingest.stored", "cachebox_ingest_stored_total",
+	    "Events ingest stored as new."),
+	COUNTER("ingest.duplicates", "cachebox_ingest_duplicates_total",
+	    "Events ingest found already stored (no signature check)."),
+	COUNTER("ingest.invalid", "cachebox_ingest_invalid_total",
+	    "Events ingest dropped: malformed, bad id or bad signature."),
+	COUNTER("ingest.too_large", "cachebox_ingest_too_large_total",
+	    "Events ingest dropped: over limits.max_event_bytes."),
+	COUNTER("ingest.unrequested", "cachebox_ingest_unrequested_total",
+	    "Events ingest dropped: no filter of their subscription matched."),
+	COUNTER("ingest.errors", "cachebox_ingest_errors_total",
+	    "Events ingest could not store: the store failed."),
+	COUNTER("ingest.sig_checks", "cachebox_ingest_sig_checks_total",
+	    "Signature verifications ingest ran."),
+	COUNTER("ingest.transactions", "cachebox_ingest_transactions_total",
+	    "Store transactions ingest committed."),
+	COUNTER("ingest.lost_batches", "cachebox_ingest_lost_batches_total",
+	    "Ingest batches whose commit failed (their events are asked "
+	    "again)."),
+	GAUGE("rss_budget_bytes", "cachebox_rss_budget_bytes",
+	    "The resident memory cacheboxd is built to stay under, bytes."),
+	COUNTER("negentropy.steps", "cachebox_negentropy_steps_total",
+	    "NIP-77 reconciliation steps started."),
+	FAMILY("negentropy.complete", "cachebox_negentropy_steps_ended_total",
+	    METRIC_COUNTER, "result", "complete", "NIP-77 steps ended, by "
+	    "result: complete, recovering (some ids did not come), refused "
+	    "(the relay does not reconcile), failed (cut short)."),
+	FAMILY("negentropy.recovering", "cachebox_negentropy_steps_ended_total",
+	    METRIC_COUNTER, "result", "recovering", NULL),
+	FAMILY("negentropy.refused", "cachebox_negentropy_steps_ended_total",
+	    METRIC_COUNTER, "result", "refused", NULL),
+	FAMILY("negentropy.failed", "cachebox_negentropy_steps_ended_total",
+	    METRIC_COUNTER, "result", "failed", NULL),
+	COUNTER("negentropy.sessions", "cachebox_negentropy_sessions_total",
+	    "NEG-OPEN sessions sent to relays (one per time window)."),
+	COUNTER("negentropy.bytes_out", "cachebox_negentropy_sent_bytes_total",
+	    "Bytes of NIP-77 messages sent to relays."),
+	COUNTER("negentropy.bytes_in",
+	    "cachebox_negentropy_received_bytes_total",
+	    "Bytes of NIP-77 messages received from relays."),
+	COUNTER("negentropy.need", "cachebox_negentropy_need_total",
+	    "Event ids a relay had and the box lacked, found by "
+	    "reconciliation."),
+	COUNTER("negentropy.fetched", "cachebox_negentropy_fetched_total",
+	    "Of those, events that arrived by an exact-id fetch."),
+	GAUGE("recovery.pending", "cachebox_recovery_pending",
+	    "Event ids in the recovery index waiting to be fetched again."),
+	GAUGE("recovery.expired", "cachebox_recovery_expired",
+	    "Event ids in the recovery index given up on."),
+	GAUGE("recovery.in_flight", "cachebox_recovery_in_flight",
+	    "Relays with a recovery fetch running now."),
+	GAUGE("recovery.relays", "cachebox_recovery_relays",
+	    "Relays with ids in the recovery index."),
+	COUNTER("recovery.attempts", "cachebox_recovery_attempts_total",
+	    "Recovery fetches started."),
+	COUNTER("recovery.recovered", "cachebox_recovery_recovered_total",
+	    "Event ids recovery fetched."),
+	COUNTER("recovery.registered", "cachebox_recovery_registered_total",
+	    "Event ids handed to recovery."),
+	FAMILY("jobs.pending", "cachebox_jobs", METRIC_GAUGE, "status",
+	    "pending", "Custom jobs held, by status."),
+	FAMILY("jobs.running", "cachebox_jobs", METRIC_GAUGE, "status",
+	    "running", NULL),
+	FAMILY("jobs.complete", "cachebox_jobs", METRIC_GAUGE, "status",
+	    "complete", NULL),
+	FAMILY("jobs.incomplete", "cachebox_jobs", METRIC_GAUGE, "status",
+	    "incomplete", NULL),
+	FAMILY("jobs.failed", "cachebox_jobs", METRIC_GAUGE, "status",
+	    "failed", NULL),
+	FAMILY("jobs.cancelled", "cachebox_jobs", METRIC_GAUGE, "status",
+	    "cancelled", NULL),
+	GAUGE("jobs.scheduled", "cachebox_jobs_scheduled",
+	    "Custom jobs that repeat on a schedule."),
+	GAUGE("jobs.events_fetched", "cachebox_jobs_events_fetched",
+	    "Events the jobs held fetched, the last run of each (falls when a "
+	    "job is deleted or run again)."),
+	GAUGE("jobs.events_new", "cachebox_jobs_events_new",
+	    "Of those, events that were new to the store."),
+	GAUGE("jobs.in_flight", "cachebox_jobs_in_flight",
+	    "Job requests waiting for relays now."),
+	LEFT_OUT("jobs.current.job"),		/* an id, not a quantity */
+	GAUGE("jobs.current.batches_total", "cachebox_jobs_current_batches",
+	    "Batches of the running job."),
+	GAUGE("jobs.current.batches_done", "cachebox_jobs_current_batches_done",
+	    "Batches of the running job done."),
+	GAUGE("jobs.current.events_fetched",
+	    "cachebox_jobs_current_events_fetched",
+	    "Events the running job fetched so far."),
+	GAUGE("http.port", "cachebox_http_port",
+	    "TCP port of the status page and API."),
+	GAUGE("http.loopback_only", "cachebox_http_loopback_only",
+	    "1 when the status page listens on loopback only."),
+	GAUGE("http.connections", "cachebox_http_connections",
+	    "HTTP connections open now."),
+	GAUGE("http.max_connections", "cachebox_http_max_connections",
+	    "HTTP connections served at once at most."),
+	COUNTER("http.accepted", "cachebox_http_accepted_total",
+	    "HTTP connections accepted."),
+	COUNTER("http.refused", "cachebox_http_refused_total",
+	    "HTTP requests with a bad head, answered with an error."),
+	COUNTER("http.evicted", "cachebox_http_evicted_total",
+	    "HTTP connections pushed out by a newer one at the limit."),
+	COUNTER("http.timed_out", "cachebox_http_timed_out_total",
+	    "HTTP connections cut for being too slow."),
+	COUNTER("http.turned_away", "cachebox_http_turned_away_total",
+	    "HTTP connections refused at the connection limit."),
+	GAUGE("relay_endpoint.port", "cachebox_relay_endpoint_port",
+	    "TCP port of the box's own relay."),
+	GAUGE("relay_endpoint.loopback_only",
+	    "cachebox_relay_endpoint_loopback_only",
+	    "1 when the box's relay listens on loopback only."),
+	GAUGE("relay_endpoint.clients", "cachebox_relay_endpoint_clients",
+	    "Clients connected to the box's relay now."),
+	GAUGE("relay_endpoint.max_clients",
+	    "cachebox_relay_endpoint_max_clients",
+	    "Clients the box's relay serves at once at most."),
+	GAUGE("relay_endpoint.subscriptions",
+	    "cachebox_relay_endpoint_subscriptions",
+	    "Subscriptions the relay's clients hold open now."),
+	GAUGE("relay_endpoint.subscriptions_live",
+	    "cachebox_relay_endpoint_subscriptions_live",
+	    "Of those, subscriptions past their stored events, sent live ones."),
+	GAUGE("relay_endpoint.queries_running",
+	    "cachebox_relay_endpoint_queries_running",
+	    "Store queries the box's relay is serving in slices now."),
+	GAUGE("relay_endpoint.negentropy_sessions",
+	    "cachebox_relay_endpoint_negentropy_sessions",
+	    "NIP-77 sessions the relay's clients hold open now."),
+	GAUGE("relay_endpoint.queued_bytes",
+	    "cachebox_relay_endpoint_queued_bytes",
+	    "Bytes waiting to be written to the relay's clients now."),
+	COUNTER("relay_endpoint.connections",
+	    "cachebox_relay_endpoint_connections_total",
+	    "WebSocket clients the box's relay accepted."),
+	COUNTER("relay_endpoint.reqs", "cachebox_relay_endpoint_reqs_total",
+	    "REQ messages the box's relay served."),
+	COUNTER("relay_endpoint.counts", "cachebox_relay_endpoint_counts_total",
+	    "COUNT messages the box's relay answered."),
+	COUNTER("relay_endpoint.negentropy",
+	    "cachebox_relay_endpoint_negentropy_total",
+	    "NIP-77 sessions the box's relay opened for clients."),
+	COUNTER("relay_endpoint.events_sent",
+	    "cachebox_relay_endpoint_events_sent_total",
+	    "EVENT messages sent to the relay's clients (stored and live)."),
+	COUNTER("relay_endpoint.live_sent",
+	    "cachebox_relay_endpoint_live_sent_total",
+	    "Of those, live events."),
+	COUNTER("relay_endpoint.bytes_out",
+	    "cachebox_relay_endpoint_sent_bytes_total",
+	    "Bytes written to the relay's clients."),
+	COUNTER("relay_endpoint.writes_accepted",
+	    "cachebox_relay_endpoint_writes_accepted_total",
+	    "EVENTs from the relay's clients stored."),
+	COUNTER("relay_endpoint.writes_refused",
+	    "cachebox_relay_endpoint_writes_refused_total",
+	    "EVENTs from the relay's clients refused (read-only, key, "
+	    "invalid)."),
+	COUNTER("relay_endpoint.bad_messages",
+	    "cachebox_relay_endpoint_bad_messages_total",
+	    "Malformed or refused messages from the relay's clients."),
+	COUNTER("relay_endpoint.cut_slow",
+	    "cachebox_relay_endpoint_cut_slow_total",
+	    "Relay clients cut off for not reading what they asked for."),
+	COUNTER("relay_endpoint.refused_full",
+	    "cachebox_relay_endpoint_refused_full_total",
+	    "Relay clients refused because the relay was full."),
+	COUNTER("relay_endpoint.nip11", "cachebox_relay_endpoint_nip11_total",
+	    "NIP-11 documents the box's relay served."),
+	GAUGE("relay_endpoint.tag_index_ready",
+	    "cachebox_relay_endpoint_tag_index_ready",
+	    "1 when the tag index for tag filters is built."),
+	GAUGE("uplink.state", "cachebox_uplink_state",
+	    "1, labelled with the uplink's state."),
+	LEFT_OUT("uplink.forward_rate"),	/* rate() of the counter below */
+	COUNTER("uplink.forwarded_session", "cachebox_uplink_forwarded_total",
+	    "Events the uplink accepted since the daemon started."),
+	COUNTER("uplink.rejected_session", "cachebox_uplink_rejected_total",
+	    "Events the uplink refused since the daemon started."),
+	GAUGE("uplink.oldest_pending_age_s",
+	    "cachebox_uplink_oldest_pending_age_seconds",
+	    "Age of the oldest event waiting for the uplink, seconds."),
+	GAUGE("uplink.queueing_store", "cachebox_uplink_queueing_store",
+	    "1 while the events already stored are being queued for a new "
+	    "uplink."),
+	GAUGE("inbox.pending", "cachebox_inbox_pending",
+	    "Events waiting to go to the uplink."),
+	COUNTER("inbox.forwarded", "cachebox_inbox_forwarded_total",
+	    "Events the uplink accepted since the store began (kept across "
+	    "restarts)."),
+	GAUGE("inbox.rejected", "cachebox_inbox_dead_letters",
+	    "Events the uplink refused, held as dead letters (falls on "
+	    "retry)."),
+	GAUGE("inbox.oldest_pending_age_s",
+	    "cachebox_inbox_oldest_pending_age_seconds",
+	    "Age of the oldest event waiting for the uplink, seconds."),
+};
+
+#undef GAUGE
+#undef COUNTER
+#undef FAMILY
+#undef LEFT_OUT
+
+/* What the writer keeps between fields: the family whose head it wrote. */
+struct metrics_out {
+	struct buf	*out;
+	char		 family[METRIC_MAX_NAME];
+};
+
+static const struct metric_def *
+metric_def_for(const char *path)
 {
 	size_t	i;
 
-	for (i = 0; i < sizeof(metric_help) / sizeof(metric_help[0]); i++)
-		if (strcmp(metric_help[i].name, name) == 0)
-			return metric_help[i].help;
+	for (i = 0; i < sizeof(metric_defs) / sizeof(metric_defs[0]); i++)
+		if (strcmp(metric_defs[i].path, path) == 0)
+			return &metric_defs[i];
 	return NULL;
 }
 
-/* prefix "_" field, with every character outside [A-Za-z0-9_] made '_'. */
-static void
-metric_name(char *out, size_t outlen, const char *prefix, const char *field)
+/*
+ * The entry for path, or a gauge for an undescribed field: "cachebox_" and
+ * the path with every run of characters outside [A-Za-z0-9] made one '_'.
+ * NULL when the field is left out.
+ */
+static const struct metric_def *
+metric_for(const char *path, struct metric_def *tmp, char *name,
+    size_t namelen)
 {
-	size_t	i, n;
+	const struct metric_def	*d = metric_def_for(path);
+	const char		*p;
+	size_t			 n;
 
-	snprintf(out, outlen, "%s_%s", prefix, field);
-	n = strlen(out);
-	if (n > 2 && strcmp(out + n - 2, "_s") == 0 && n + 6 < outlen)
-		strcpy(out + n - 2, "_seconds");
-	for (i = 0; out[i] != '\0'; i++)
-		if (!((out[i] >= 'a' && out[i] <= 'z') ||
-		    (out[i] >= 'A' && out[i] <= 'Z') ||
-		    (out[i] >= '0' && out[i] <= '9') || out[i] == '_'))
-			out[i] = '_';
+	if (d != NULL)
+		return d->name != NULL ? d : NULL;
+	n = (size_t)snprintf(name, namelen, "%s_", METRIC_PREFIX);
+	for (p = path; *p != '\0' && n + 2 < namelen; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9'))
+			name[n++] = *p;
+		else if (name[n - 1] != '_')
+			name[n++] = '_';
+	}
+	name[n] = '\0';
+	*tmp = (struct metric_def){ path, name, METRIC_GAUGE, NULL, NULL,
+	    NULL };
+	return tmp;
 }
 
-static int
-metric_head(struct buf *out, const char *name, const char *path)
+/* The HELP of d's family (its first entry carries it), or NULL. */
+static const char *
+metric_help(const struct metric_def *d)
 {
-	const char	*help = help_for(name);
+	size_t	i;
 
-	if (help != NULL && buf_printf(out, "# HELP %s %s\n", name, help) == -1)
+	for (i = 0; d->help == NULL &&
+	    i < sizeof(metric_defs) / sizeof(metric_defs[0]); i++)
+		if (metric_defs[i].name != NULL && metric_defs[i].help != NULL &&
+		    strcmp(metric_defs[i].name, d->name) == 0)
+			return metric_defs[i].help;
+	return d->help;
+}
+
+/* HELP and TYPE, once per family. */
+static int
+metric_head(struct metrics_out *w, const struct metric_def *d,
+    const char *path)
+{
+	const char	*help = metric_help(d);
+
+	if (strcmp(w->family, d->name) == 0)
+		return 0;
+	snprintf(w->family, sizeof(w->family), "%s", d->name);
+	if (help != NULL && buf_printf(w->out, "# HELP %s %s\n", d->name,
+	    help) == -1)
 		return -1;
-	if (help == NULL && buf_printf(out, "# HELP %s Status field %s.\n",
-	    name, path) == -1)
+	if (help == NULL && buf_printf(w->out, "# HELP %s Status field "
+	    "%s, " METRIC_UNDESCRIBED ".\n", d->name, path) == -1)
 		return -1;
-	return buf_printf(out, "# TYPE %s gauge\n", name);
+	return buf_printf(w->out, "# TYPE %s %s\n", d->name,
+	    d->type == METRIC_COUNTER ? "counter" : "gauge");
 }
 
 static int
@@ -347,62 +615,49 @@ label_value(struct buf *out, const char *s)
 	return 0;
 }
 
-/* {url="...",role="..."} of a row, plus one extra label if given. */
+/* ,key="value" (the first one opens the braces: *sep starts as "{"). */
 static int
-row_labels(struct buf *out, const cJSON *row, const char *xname,
-    const char *xval)
+label_add(struct buf *out, const char **sep, const char *key,
+    const char *value)
 {
-	static const char *const keys[] = { "url", "role", "name", "kind" };
-	const char	*v, *sep = "{";
-	size_t		 i;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		v = cJSON_GetStringValue(cJSON_GetObjectItem(row, keys[i]));
-		if (v == NULL)
-			continue;
-		if (buf_printf(out, "%s%s=\"", sep, keys[i]) == -1 ||
-		    label_value(out, v) == -1 || buf_putc(out, '"') == -1)
-			return -1;
-		sep = ",";
-	}
-	if (xname != NULL && (buf_printf(out, "%s%s=\"", sep, xname) == -1 ||
-	    label_value(out, xval) == -1 || buf_putc(out, '"') == -1))
+	if (buf_printf(out, "%s%s=\"", *sep, key) == -1 ||
+	    label_value(out, value) == -1 || buf_putc(out, '"') == -1)
 		return -1;
-	if (strcmp(sep, "{") == 0 && xname == NULL)
-		return 0;
-	return buf_putc(out, '}');
-}
-
-/* Every row's value of one field, as one metric. */
-static int
-rows_field(struct buf *out, const char *prefix, const char *path,
-    const cJSON *rows, const char *field)
-{
-	const cJSON	*row, *v;
-	char		 name[METRIC_MAX_NAME], sub[METRIC_MAX_PATH];
-	int		 state = strcmp(field, "state") == 0;
-
-	metric_name(name, sizeof(name), prefix, field);
-	snprintf(sub, sizeof(sub), "%s[].%s", path, field);
-	if (metric_head(out, name, sub) == -1)
-		return -1;
-	cJSON_ArrayForEach(row, rows) {
-		v = cJSON_GetObjectItemCaseSensitive(row, field);
-		if (state && cJSON_IsString(v)) {
-			if (buf_puts(out, name) == -1 ||
-			    row_labels(out, row, "state", v->valuestring) == -1 ||
-			    buf_puts(out, " 1\n") == -1)
-				return -1;
-		} else if (!state && (cJSON_IsNumber(v) || cJSON_IsBool(v))) {
-			if (buf_puts(out, name) == -1 ||
-			    row_labels(out, row, NULL, NULL) == -1 ||
-			    metric_value(out, v) == -1)
-				return -1;
-		}
-	}
+	*sep = ",";
 	return 0;
 }
 
+/*
+ * One sample: the name, the row's url/role/name/kind labels, the entry's
+ * own label, then for a state string state="..." and the value 1, else
+ * the number or boolean v.
+ */
+static int
+metric_sample(struct buf *out, const struct metric_def *d, const cJSON *row,
+    const cJSON *v)
+{
+	static const char *const keys[] = { "url", "role", "name", "kind" };
+	const char	*s, *sep = "{";
+	size_t		 i;
+
+	if (buf_puts(out, d->name) == -1)
+		return -1;
+	for (i = 0; row != NULL && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		s = cJSON_GetStringValue(cJSON_GetObjectItem(row, keys[i]));
+		if (s != NULL && label_add(out, &sep, keys[i], s) == -1)
+			return -1;
+	}
+	if (d->label != NULL && label_add(out, &sep, d->label, d->lvalue) == -1)
+		return -1;
+	if (cJSON_IsString(v) && label_add(out, &sep, "state",
+	    v->valuestring) == -1)
+		return -1;
+	if (*sep == ',' && buf_putc(out, '}') == -1)
+		return -1;
+	return cJSON_IsString(v) ? buf_puts(out, " 1\n") : metric_value(out, v);
+}
+
+/* A number, a boolean, or a string field named state. */
 static int
 field_wanted(const cJSON *v)
 {
@@ -410,22 +665,39 @@ field_wanted(const cJSON *v)
 	    (cJSON_IsString(v) && strcmp(v->string, "state") == 0);
 }
 
-/*
- * An array of objects: the row prefix is the array's name without its
- * plural s (relays -> cachebox_relay_...), one metric per field.
- */
+/* Every row's value of one field, as one family. */
 static int
-metrics_rows(struct buf *out, const char *prefix, const char *path,
-    const cJSON *rows)
+rows_field(struct metrics_out *w, const char *path, const cJSON *rows,
+    const char *field)
+{
+	const struct metric_def	*d;
+	struct metric_def	 tmp;
+	const cJSON		*row, *v;
+	char			 sub[METRIC_MAX_PATH], name[METRIC_MAX_NAME];
+
+	if (snprintf(sub, sizeof(sub), "%s[].%s", path, field) >=
+	    (int)sizeof(sub) ||
+	    (d = metric_for(sub, &tmp, name, sizeof(name))) == NULL)
+		return 0;
+	if (metric_head(w, d, sub) == -1)
+		return -1;
+	cJSON_ArrayForEach(row, rows) {
+		v = cJSON_GetObjectItemCaseSensitive(row, field);
+		if (v != NULL && field_wanted(v) &&
+		    metric_sample(w->out, d, row, v) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* An array of objects: one family per field any row has. */
+static int
+metrics_rows(struct metrics_out *w, const char *path, const cJSON *rows)
 {
 	const char	*seen[METRIC_MAX_FIELDS];
 	const cJSON	*row, *v;
-	char		 rp[METRIC_MAX_NAME];
-	size_t		 nseen = 0, i, n;
+	size_t		 nseen = 0, i;
 
-	snprintf(rp, sizeof(rp), "%s", prefix);
-	if ((n = strlen(rp)) > 1 && rp[n - 1] == 's')
-		rp[n - 1] = '\0';
 	cJSON_ArrayForEach(row, rows) {
 		cJSON_ArrayForEach(v, row) {
 			if (v->string == NULL || !field_wanted(v))
@@ -436,7 +708,7 @@ metrics_rows(struct buf *out, const char *prefix, const char *path,
 			if (i < nseen || nseen == METRIC_MAX_FIELDS)
 				continue;
 			seen[nseen++] = v->string;
-			if (rows_field(out, rp, path, rows, v->string) == -1)
+			if (rows_field(w, path, rows, v->string) == -1)
 				return -1;
 		}
 	}
@@ -444,33 +716,28 @@ metrics_rows(struct buf *out, const char *prefix, const char *path,
 }
 
 static int
-metrics_object(struct buf *out, const char *prefix, const char *path,
-    const cJSON *obj)
+metrics_object(struct metrics_out *w, const char *path, const cJSON *obj)
 {
-	const cJSON	*v;
-	char		 name[METRIC_MAX_NAME], sub[METRIC_MAX_NAME];
+	const struct metric_def	*d;
+	struct metric_def	 tmp;
+	const cJSON		*v;
+	char			 sub[METRIC_MAX_PATH], name[METRIC_MAX_NAME];
 
 	cJSON_ArrayForEach(v, obj) {
-		if (v->string == NULL)
-			continue;
-		metric_name(name, sizeof(name), prefix, v->string);
-		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "",
-		    v->string);
-		if (cJSON_IsNumber(v) || cJSON_IsBool(v)) {
-			if (metric_head(out, name, sub) == -1 ||
-			    buf_puts(out, name) == -1 || metric_value(out, v) == -1)
-				return -1;
-		} else if (cJSON_IsString(v) && strcmp(v->string, "state") == 0) {
-			if (metric_head(out, name, sub) == -1 ||
-			    buf_printf(out, "%s{state=\"", name) == -1 ||
-			    label_value(out, v->valuestring) == -1 ||
-			    buf_puts(out, "\"} 1\n") == -1)
+		if (v->string == NULL || snprintf(sub, sizeof(sub), "%s%s%s",
+		    path, *path ? "." : "", v->string) >= (int)sizeof(sub))
+			continue;	/* no status path is that long */
+		if (field_wanted(v)) {
+			if ((d = metric_for(sub, &tmp, name,
+			    sizeof(name))) != NULL &&
+			    (metric_head(w, d, sub) == -1 ||
+			    metric_sample(w->out, d, NULL, v) == -1))
 				return -1;
 		} else if (cJSON_IsObject(v)) {
-			if (metrics_object(out, name, sub, v) == -1)
+			if (metrics_object(w, sub, v) == -1)
 				return -1;
 		} else if (cJSON_IsArray(v) && cJSON_IsObject(v->child)) {
-			if (metrics_rows(out, name, sub, v) == -1)
+			if (metrics_rows(w, sub, v) == -1)
 				return -1;
 		}
 	}
@@ -480,7 +747,8 @@ metrics_object(struct buf *out, const char *prefix, const char *path,
 int
 api_metrics(const cJSON *status, struct buf *out)
 {
-	const char	*version;
+	struct metrics_out	 w = { out, "" };
+	const char		*version;
 
 	version = cJSON_GetStringValue(cJSON_GetObjectItem(status, "version"));
 	if (buf_puts(out, "# HELP cachebox_info Version of cacheboxd.\n"
@@ -488,5 +756,5 @@ api_metrics(const cJSON *status, struct buf *out)
 	    label_value(out, version ? version : "") == -1 ||
 	    buf_puts(out, "\"} 1\n") == -1)
 		return -1;
-	return metrics_object(out, METRIC_PREFIX, "", status);
+	return metrics_object(&w, "", status);
 }

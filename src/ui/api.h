@@ -68,10 +68,12 @@ cJSON			*api_body_args(const struct command *c, const char *body,
 enum api_auth		 api_auth_check(const char *stored, const char *header);
 
 /*
- * Append the Prometheus text exposition of a status document to out:
- * every number and boolean as a gauge named cachebox_<path>, arrays of
- * objects (relays) as one gauge per numeric field with url/role labels and
- * a _state gauge labelled with the state. 0, or -1 when out is full.
+ * Append the Prometheus text exposition of a status document to out. Each
+ * number, boolean and state string is named, typed (counter or gauge) and
+ * described by api.c's table of status fields; rows of an array (relays)
+ * carry url/role labels, a state string is a series of 1 labelled with the
+ * state. A field the table does not know comes out as a gauge whose HELP
+ * says it is not described. 0, or -1 when out is full.
  */
 int			 api_metrics(const cJSON *status, struct buf *out);
 

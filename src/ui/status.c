@@ -55,6 +55,8 @@ add_backfill(cJSON *root, struct store *st)
 	    (double)sum.authors_complete);
 	cJSON_AddNumberToObject(b, "authors_incomplete",
 	    (double)sum.authors_incomplete);
+	cJSON_AddNumberToObject(b, "authors_draining",
+	    (double)sum.authors_draining);
 }
 
 /* The store's totals; the inbox object is the uplink's (uplink_status_json). */

@@ -156,14 +156,13 @@ for line in text.splitlines():
     assert m.group(1) in seen_type, 'sample before TYPE: ' + line
     names.add(m.group(1))
 for want in ('cachebox_uptime_seconds', 'cachebox_rss_bytes', 'cachebox_store_events',
-             'cachebox_inbox_pending', 'cachebox_inbox_forwarded', 'cachebox_inbox_rejected',
-             'cachebox_backfill_authors_total', 'cachebox_backfill_authors_complete',
-             'cachebox_backfill_authors_incomplete', 'cachebox_info'):
+             'cachebox_inbox_pending', 'cachebox_inbox_forwarded_total',
+             'cachebox_inbox_dead_letters', 'cachebox_backfill_authors', 'cachebox_info'):
     assert want in names, 'missing ' + want
 PY
 check "metrics carry the status values" bash -c "grep -q '^cachebox_store_events $(curl -s "$B/api/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["store"]["events"])')\$' '$T/r'"
 # relays appear with labels once the box knows one
-check "relay metrics labelled" bash -c "curl -s '$B/metrics' | grep -q '^cachebox_relay_events{url=\"ws://127.0.0.1:9\",role=\"custom\"} 0\$'"
+check "relay metrics labelled" bash -c "curl -s '$B/metrics' | grep -q '^cachebox_relay_events_total{url=\"ws://127.0.0.1:9\",role=\"custom\"} 0\$'"
 check "relay state metric" bash -c "curl -s '$B/metrics' | grep -Eq '^cachebox_relay_state\\{url=\"ws://127.0.0.1:9\",role=\"custom\",state=\"[a-z]+\"\\} 1\$'"
 
 # connection limit: many idle connections do not stop the API

@@ -175,8 +175,8 @@ check "flood: $inv invalid events read for $cuts cuts, of $(relaysim_q stats flo
 check "flood: the cut and the reason are in the log" \
     grep -Eq "relay $URL_flood: open -> backoff \(cut off: [0-9]+ invalid" "$T/d.log"
 curl -sf "$B/metrics" >"$T/metrics"
-check "flood: /metrics exports cachebox_relay_cut_invalid for it" \
-    grep -Eq "^cachebox_relay_cut_invalid\{url=\"$URL_flood\"[^}]*\} [1-9]" "$T/metrics"
+check "flood: /metrics exports cachebox_relay_cut_invalid_total for it" \
+    grep -Eq "^cachebox_relay_cut_invalid_total\{url=\"$URL_flood\"[^}]*\} [1-9]" "$T/metrics"
 # Peak RSS less the pages of the binary and its libraries (file-backed,
 # ~9.7 MiB here, whatever the input): what the daemon allocated at its
 # peak. A plain drain of this set peaks at ~4.5 MiB, the bombs add the

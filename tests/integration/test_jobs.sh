@@ -181,7 +181,7 @@ check "  one failed job" test "$(json_get "$T/st.json" jobs.failed)" = 1
 check "  jobs complete counted" test "$(json_get "$T/st.json" jobs.complete)" -ge 2
 check "  events fetched by jobs" test "$(json_get "$T/st.json" jobs.events_fetched)" -gt 0
 curl -s "$H/metrics" >"$T/metrics"
-check "/metrics: jobs by status" grep -q '^cachebox_jobs_failed 1$' "$T/metrics"
+check "/metrics: jobs by status" grep -q '^cachebox_jobs{status="failed"} 1$' "$T/metrics"
 check "/metrics: events jobs fetched" grep -q '^cachebox_jobs_events_fetched [1-9]' "$T/metrics"
 check "the daemon still runs" kill -0 "$DPID"
 stop_daemon

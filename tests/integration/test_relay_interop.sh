@@ -55,7 +55,7 @@ sys.exit(0 if ok else 1)
 PY
 curl -s "http://127.0.0.1:$H/metrics" >"$T/metrics"
 check "/metrics carries the relay endpoint's counters" \
-    grep -q '^cachebox_relay_endpoint_events_sent [1-9]' "$T/metrics"
+    grep -q '^cachebox_relay_endpoint_events_sent_total [1-9]' "$T/metrics"
 
 # A client that stays: `cacheboxctl clients` lists it with its subscription.
 node -e '
