@@ -57,3 +57,12 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing
+# The prometheus package is here for promtool alone: its server (and the
+# node exporter it recommends, not installed) has no business listening on
+# a development machine, so where systemd runs it is stopped and disabled.
+case " $missing " in
+*" prometheus "*)
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+		systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+	fi ;;
+esac
