@@ -6,19 +6,25 @@
  * the store's reads; a listing stops after FOLLOWS_LIST_MAX_CURSORS cursor
  * rows (and says so) so a reply stays within CTL_MAX_REPLY.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
+#include "core/clock.h"
 #include "core/hex.h"
+#include "core/json.h"
 #include "core/limits.h"
+#include "core/minring.h"
 #include "nostr/nip19.h"
 #include "store/cursors.h"
 #include "store/follows.h"
 #include "sync/drain.h"
+#include "sync/ingest.h"
 #include "sync/negsync.h"
 #include "sync/recovery.h"
 #include "ui/cmd_sync.h"
 #include "ui/commands.h"
+#include "ui/status.h"
 
 struct listing {
 	struct app	*app;
@@ -32,6 +38,34 @@ struct author_progress {
 	size_t		 n, complete, incomplete;
 	size_t		*rows;
 };
+
+/*
+ * args[name] as an integer in [lo, hi] into *out: a JSON number or a
+ * decimal string (the console and a query string give strings); def when
+ * absent, null or empty. 0, or -1 when it is something else.
+ */
+static int
+arg_count(const cJSON *args, const char *name, int64_t lo, int64_t hi,
+    int64_t def, int64_t *out)
+{
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(args, name);
+	char		*end;
+	long long	 n;
+
+	*out = def;
+	if (v == NULL || cJSON_IsNull(v) ||
+	    (cJSON_IsString(v) && v->valuestring[0] == '\0'))
+		return 0;
+	if (cJSON_IsNumber(v))
+		return json_int(v, lo, hi, out);
+	if (!cJSON_IsString(v))
+		return -1;
+	n = strtoll(v->valuestring, &end, 10);
+	if (*end != '\0' || n < lo || n > hi)
+		return -1;
+	*out = n;
+	return 0;
+}
 
 /* The author named by args["author"] into pk: 1 given, 0 absent, -1 bad. */
 static int
@@ -224,5 +258,37 @@ cmd_recovery(struct app *app, const cJSON *args, enum cmd_origin from)
 	}
 	cJSON_AddNumberToObject(r, "pending", (double)l.pending);
 	cJSON_AddNumberToObject(r, "expired", (double)l.expired);
+	return r;
+}
+
+cJSON *
+cmd_ingest_minutes(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	uint32_t	 counts[INGEST_MINUTES];
+	uint64_t	 now = clock_mono_ms();
+	int64_t		 n;
+	cJSON		*r, *list;
+	size_t		 i, known;
+
+	if (arg_count(args, "minutes", 1, INGEST_MINUTES, INGEST_MINUTES,
+	    &n) == -1)
+		return commands_error("ingest minutes: minutes must be 1 to %d",
+		    INGEST_MINUTES);
+	if (app->ingest == NULL)
+		return commands_error("ingest minutes: ingest is not running");
+	minring_read(ingest_minutes(app->ingest), now, counts, (size_t)n);
+	known = minring_known(ingest_minutes(app->ingest), now);
+	if ((r = cJSON_CreateObject()) == NULL ||
+	    (list = cJSON_AddArrayToObject(r, "minutes")) == NULL) {
+		cJSON_Delete(r);
+		return NULL;
+	}
+	for (i = 0; i < (size_t)n; i++)
+		cJSON_AddItemToArray(list, cJSON_CreateNumber(counts[i]));
+	cJSON_AddNumberToObject(r, "known", (double)(known < (size_t)n ?
+	    known : (size_t)n));
+	cJSON_AddNumberToObject(r, "minute_elapsed_s",
+	    (double)(now % MINRING_MINUTE_MS / 1000));
+	cJSON_AddNumberToObject(r, "rate_per_s", status_ingest_rate(app));
 	return r;
 }

@@ -33,4 +33,13 @@ cJSON	*cmd_backfill_reset(struct app *, const cJSON *args,
  */
 cJSON	*cmd_recovery(struct app *, const cJSON *args, enum cmd_origin);
 
+/*
+ * Args {"minutes": N} (optional, 1 to INGEST_MINUTES, default all):
+ * events stored per minute, {"minutes": [counts, oldest first; the last
+ * is the running minute], "known": minutes since start (at most N),
+ * "minute_elapsed_s": seconds of the running minute, "rate_per_s"}.
+ */
+cJSON	*cmd_ingest_minutes(struct app *, const cJSON *args,
+	    enum cmd_origin);
+
 #endif

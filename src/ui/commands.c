@@ -253,6 +253,9 @@ static const struct command command_table[] = {
 	{ .name = "backfill reset", .params = "[author]", .help = "drain one "
 	  "author's history (or everyone's) again from the newest event",
 	  .flags = MUT, .run = cmd_backfill_reset },
+	{ .name = "ingest minutes", .params = "[minutes]", .help = "events "
+	  "stored per minute over the last hours (oldest first, the running "
+	  "minute last) and the rate now", .run = cmd_ingest_minutes },
 	{ .name = "recovery", .params = "", .help = "ids relays reported and "
 	  "did not deliver, per relay: pending, next attempt, expired, health",
 	  .run = cmd_recovery },

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/limits.h"
+#include "core/minring.h"
 #include "relay/pool.h"
 #include "store/cursors.h"
 #include "store/events.h"
@@ -273,6 +274,25 @@ add_relays(cJSON *root, const struct app *app)
 		(void)store_relays_each(app->store, add_relay_row, list);
 }
 
+double
+status_ingest_rate(const struct app *app)
+{
+	const struct minring	*r;
+	uint64_t		 now = clock_mono_ms();
+	uint32_t		 last[2];
+	double			 secs = (double)(now % MINRING_MINUTE_MS) / 1000;
+
+	if (app->ingest == NULL)
+		return 0;
+	r = ingest_minutes(app->ingest);
+	minring_read(r, now, last, 2);
+	if (minring_known(r, now) >= 2)
+		return (double)(int64_t)((last[0] + last[1]) / (60 + secs) *
+		    10 + 0.5) / 10;
+	return (double)(int64_t)(last[1] / (secs < 1 ? 1 : secs) * 10 +
+	    0.5) / 10;
+}
+
 /*
  * What ingest did with every event relays sent since start: stored, or
  * why not (DESIGN.md section 9: a bad event is counted and dropped).
@@ -297,6 +317,7 @@ add_ingest(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "sig_checks", (double)st->sig_checks);
 	cJSON_AddNumberToObject(o, "transactions", (double)st->transactions);
 	cJSON_AddNumberToObject(o, "lost_batches", (double)st->lost_batches);
+	cJSON_AddNumberToObject(o, "rate_per_s", status_ingest_rate(app));
 }
 
 /* What the store and memory are measured against (DESIGN.md section 8). */
