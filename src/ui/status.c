@@ -116,6 +116,16 @@ add_relay_row(const struct store_relay_row *row, void *arg)
 	cJSON_AddItemToArray(arg, r);
 }
 
+/* Unix seconds t as name, or null when 0 (never). */
+static void
+add_wall_time(cJSON *o, const char *name, int64_t t)
+{
+	if (t > 0)
+		cJSON_AddNumberToObject(o, name, (double)t);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
 cJSON *
 status_relay_info(const struct pool_relay_info *info)
 {
@@ -136,6 +146,9 @@ status_relay_info(const struct pool_relay_info *info)
 		cJSON_AddStringToObject(r, "last_error", info->last_error);
 	else
 		cJSON_AddNullToObject(r, "last_error");
+	add_wall_time(r, "last_error_at", info->last_error[0] != '\0' ?
+	    info->last_error_at : 0);
+	add_wall_time(r, "last_open_at", info->last_open_at);
 	return r;
 }
 
