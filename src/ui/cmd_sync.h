@@ -14,10 +14,16 @@
 struct app;
 
 /*
- * Args {"author": npub-or-hex} (optional: every followed author):
- * {"follows": [{pubkey, npub, is_root, stale, events_fetched, state,
- * relays: [{url, state, until, pages, events, new_events, reason,
- * gap_since}]}], "truncated": bool}.
+ * Args {"author": npub-or-hex} (optional: one author), or a page of the
+ * followed authors in pubkey order: {"offset", "limit" (1 to
+ * FOLLOWS_PAGE_MAX, default FOLLOWS_PAGE_DEFAULT), "q"} (all optional; q
+ * keeps the authors whose npub or hex key starts with it or whose profile
+ * name holds it, case-insensitively). {"follows": [{pubkey, npub, name
+ * (kind 0, or null), is_root, stale, events_fetched, state,
+ * history_back_to (the oldest until its drain reached, or null),
+ * relays_complete, relays_incomplete, relays: [{url, state, until, pages,
+ * events, new_events, reason, gap_since}]}], "total" (authors matching),
+ * "offset", "limit", "q" (when given), "truncated": bool}.
  */
 cJSON	*cmd_follows(struct app *, const cJSON *args,
 	    enum cmd_origin);

@@ -248,8 +248,10 @@ static const struct command command_table[] = {
 	{ .name = "uplink retry", .params = "[seq]", .help = "send dead "
 	  "letters again (one seq, or all)", .flags = MUT,
 	  .run = cmd_uplink_retry },
-	{ .name = "follows", .params = "[author]", .help = "followed authors "
-	  "with their drain progress on every relay", .run = cmd_follows },
+	{ .name = "follows", .params = "[author] [q] [offset] [limit]",
+	  .help = "followed authors with their profile name and drain "
+	  "progress on every relay, a page at a time (q: a name, npub or hex "
+	  "prefix to search)", .run = cmd_follows },
 	{ .name = "backfill reset", .params = "[author]", .help = "drain one "
 	  "author's history (or everyone's) again from the newest event",
 	  .flags = MUT, .run = cmd_backfill_reset },
