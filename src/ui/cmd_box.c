@@ -413,6 +413,23 @@ cmd_roots_list(struct app *app, const cJSON *args, enum cmd_origin from)
 	return r;
 }
 
+/* Name the root pk in answer r: its npub and profile name (or null). */
+static cJSON *
+root_answer(struct app *app, const uint8_t pk[32], cJSON *r)
+{
+	char	npub[NIP19_KEY_CHARS + 1], name[STORE_NAME_MAX_BYTES + 1];
+
+	if (r == NULL)
+		return NULL;
+	if (nip19_encode32(NIP19_NPUB, pk, npub, sizeof(npub)) == NIP19_OK)
+		cJSON_AddStringToObject(r, "npub", npub);
+	if (store_profile_name(app->store, pk, name, sizeof(name)) == 1)
+		cJSON_AddStringToObject(r, "name", name);
+	else
+		cJSON_AddNullToObject(r, "name");
+	return r;
+}
+
 cJSON *
 cmd_roots_add(struct app *app, const cJSON *args, enum cmd_origin from)
 {
@@ -425,7 +442,7 @@ cmd_roots_add(struct app *app, const cJSON *args, enum cmd_origin from)
 		    "key", key ? key : "");
 	if ((e = list_change(app, ROOTS_KEY, key, same_key, 1, from)) != NULL)
 		return e;
-	return list_answer(app, ROOTS_KEY, "added");
+	return root_answer(app, pk, list_answer(app, ROOTS_KEY, "added"));
 }
 
 cJSON *
