@@ -184,6 +184,9 @@
 #define INGEST_COMMIT_EVENTS		2000		/* ...unless it holds this many events */
 #define INGEST_NEWEST_RELAYS		64		/* relays whose newest live event one batch tracks */
 #define INGEST_MAX_LISTENERS		4		/* parts told of every new event (negsync's recovery, the relay endpoint's live push) */
+#define INGEST_MINUTES			360		/* minutes of events-stored counters kept in memory (4 bytes each) for the page's chart */
+#define STORE_NAMES_CACHE		8192		/* profile names (kind 0) kept in memory, entries (power of two; about 80 bytes each) */
+#define STORE_NAME_MAX_BYTES		40		/* bytes of one cached profile name (cut at a character) */
 #define STORE_QUERY_MAX_ROWS		10000		/* rows one local query examines */
 #define STORE_QUERY_MAX_LIST		1000		/* ids, authors or kinds bound into one local query */
 #define STORE_EVICT_SCAN_ROWS		2000		/* rows one retention step examines */
@@ -244,6 +247,9 @@
 #define DRAIN_NOANSWER_RETRY_MAX_S	(24 * 3600)	/* ...up to, s (wall) */
 #define DRAIN_RETRY_SWEEP_MS		(5 * 60 * 1000)	/* cursor rows due a retry are looked for every, ms */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
+#define FOLLOWS_PAGE_DEFAULT		100		/* authors one `follows` answer lists when no limit is given */
+#define FOLLOWS_PAGE_MAX		500		/* ...and at most, whatever limit is asked */
+#define FOLLOWS_QUERY_MAX_BYTES		64		/* bytes of a `follows` search (q) */
 
 /* NIP-77 sync of authors' histories (src/sync/negsync.c). */
 #define NEGSYNC_WINDOW_ITEMS		10000		/* the box's own items in one session (40 bytes each) */

@@ -573,6 +573,8 @@ pool_info_fill(const struct relay *r, struct pool_relay_info *info)
 	info->state = relay_state_name(r->state);
 	info->role = relay_role_name(r->role);
 	info->last_error = r->last_error;
+	info->last_error_at = r->last_error_at;
+	info->last_open_at = r->last_open_at;
 	info->failures = r->failures;
 	TAILQ_FOREACH(s, &r->subs, entry) {
 		if (s->state == SUB_SENT || s->state == SUB_LIVE)

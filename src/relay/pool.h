@@ -135,6 +135,8 @@ struct pool_relay_info {
 	const char	*state;		/* relay_state_name() */
 	const char	*role;
 	const char	*last_error;	/* "" when none */
+	int64_t		 last_error_at;	/* wall s of last_error, 0 when none */
+	int64_t		 last_open_at;	/* wall s of the last open, 0 when never */
 	uint32_t	 failures;
 	size_t		 subs_open;
 	size_t		 subs_queued;

@@ -60,6 +60,7 @@ static void
 relay_error(struct relay *r, const char *what, const char *detail)
 {
 	snprintf(r->last_error, sizeof(r->last_error), "%s: %s", what, detail);
+	r->last_error_at = clock_wall_s();
 }
 
 void
@@ -67,10 +68,14 @@ relay_set_state(struct relay *r, enum relay_state s, const char *error)
 {
 	enum relay_state	from;
 
-	if (error != NULL)
+	if (error != NULL) {
 		snprintf(r->last_error, sizeof(r->last_error), "%s", error);
+		r->last_error_at = clock_wall_s();
+	}
 	if (r->state == s && error == NULL)
 		return;
+	if (s == RELAY_OPEN)
+		r->last_open_at = clock_wall_s();
 	if (error != NULL && s != RELAY_OPEN)
 		log_info("relay %s: %s -> %s (%s)", r->url,
 		    relay_state_name(r->state), relay_state_name(s), error);

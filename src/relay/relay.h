@@ -134,6 +134,8 @@ struct relay {
 	uint64_t		 ratelimit_until_ms;
 	uint32_t		 ratelimit_strikes;
 	char			 last_error[RELAY_REASON_MAX + 1];
+	int64_t			 last_error_at;	/* wall s of last_error; 0: none */
+	int64_t			 last_open_at;	/* wall s of the last open; 0: never */
 	/* invalid input: the window counted now and the cuts it caused */
 	uint64_t		 inv_window_ms;	/* start of the window; 0: none */
 	uint32_t		 inv_count;	/* invalid events and frames in it */

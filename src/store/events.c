@@ -21,6 +21,7 @@
 #include "nostr/filter.h"
 #include "store/dedup.h"
 #include "store/events.h"
+#include "store/names.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 #include "store/tags.h"
@@ -86,6 +87,8 @@ events_insert(struct store *st, const struct store_event_row *row,
 	    store_totals_add(st, 1, (int64_t)row->json_len) == -1 ||
 	    (enqueue && events_enqueue(st, row->id, row->received_at) == -1))
 		return -1;
+	if (row->kind == 0)
+		store_names_forget(st, row->pubkey);
 	return 1;
 }
 

@@ -229,13 +229,34 @@ store_follow_get(struct store *st, const uint8_t pubkey[32],
 	return -1;
 }
 
+/* Call cb for each row stmt (bound) gives, then release it. 0, or -1. */
+static int
+follows_rows(struct store *st, sqlite3_stmt *stmt, store_follow_cb cb,
+    void *arg, const char *what)
+{
+	struct store_follow	 f;
+	int			 rc;
+
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		follow_row(stmt, &f);
+		if (cb(&f, arg) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	store_stmt_done(stmt);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: %s: %s", what, sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	return 0;
+}
+
 int
 store_follows_each(struct store *st, bool include_stale, store_follow_cb cb,
     void *arg)
 {
-	sqlite3_stmt		*stmt;
-	struct store_follow	 f;
-	int			 rc;
+	sqlite3_stmt	*stmt;
 
 	stmt = store_stmt(st, "SELECT pubkey, is_root, stale, first_seen, "
 	    "last_seen, events_fetched FROM follows WHERE stale = 0 OR ?1 "
@@ -246,20 +267,26 @@ store_follows_each(struct store *st, bool include_stale, store_follow_cb cb,
 		store_bind_fail(st, stmt, "follows each");
 		return -1;
 	}
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		follow_row(stmt, &f);
-		if (cb(&f, arg) != 0) {
-			rc = SQLITE_DONE;
-			break;
-		}
-	}
-	store_stmt_done(stmt);
-	if (rc != SQLITE_DONE) {
-		log_warnx("store: follows each: %s",
-		    sqlite3_errmsg(store_db(st)));
+	return follows_rows(st, stmt, cb, arg, "follows each");
+}
+
+int
+store_follows_page(struct store *st, int64_t offset, int64_t limit,
+    store_follow_cb cb, void *arg)
+{
+	sqlite3_stmt	*stmt;
+
+	stmt = store_stmt(st, "SELECT pubkey, is_root, stale, first_seen, "
+	    "last_seen, events_fetched FROM follows WHERE stale = 0 "
+	    "ORDER BY pubkey LIMIT ?2 OFFSET ?1");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_int64(stmt, 1, offset) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 2, limit) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "follows page");
 		return -1;
 	}
-	return 0;
+	return follows_rows(st, stmt, cb, arg, "follows page");
 }
 
 struct active_list {

@@ -62,6 +62,14 @@ int	store_follows_each(struct store *, bool include_stale,
 	    store_follow_cb cb, void *arg);
 
 /*
+ * Call cb for the followed (not stale) authors offset .. offset + limit - 1
+ * in pubkey order (the primary key's order: SQLite steps over the first
+ * offset rows in the index, no sort). 0, or -1 (logged).
+ */
+int	store_follows_page(struct store *, int64_t offset, int64_t limit,
+	    store_follow_cb cb, void *arg);
+
+/*
  * The followed (not stale) pubkeys as one malloc'd array in pubkey order,
  * *n entries (*out NULL when none); the caller frees it. 0, or -1.
  */

@@ -29,6 +29,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/store.h"
+#include "store/names.h"
 #include "store/store_sql.h"
 
 /* Open addressing with at most half the slots used keeps probes short. */
@@ -55,6 +56,7 @@ struct store {
 	unsigned		 corrupt_base;	/* store_corrupt_seen at open */
 	int			 damaged;	/* corruption seen: no writes */
 	int			 readonly;	/* store_open_readonly */
+	struct store_names	*names;		/* store/names.c */
 };
 
 /*
@@ -594,7 +596,14 @@ store_close(struct store *st)
 	if (sqlite3_close(st->db) != SQLITE_OK)
 		log_warnx("store: close %s: %s", st->path,
 		    sqlite3_errmsg(st->db));
+	store_names_free(st);
 	free(st);
+}
+
+struct store_names **
+store_names_slot(struct store *st)
+{
+	return &st->names;
 }
 
 sqlite3 *

@@ -54,6 +54,10 @@
 /* The statement resolving a job's author source, or NULL (store/jobs.c). */
 const char	*store_job_resolve_sql(enum store_job_source);
 
+/* The store's cache of profile names (store/names.c): NULL until first use. */
+struct store_names;
+struct store_names	**store_names_slot(struct store *);
+
 /* The connection, owned by the store; valid until store_close. */
 sqlite3		*store_db(struct store *);
 /*

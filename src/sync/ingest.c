@@ -34,6 +34,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/minring.h"
 #include "nostr/event.h"
 #include "nostr/filter.h"
 #include "relay/msg.h"
@@ -76,6 +77,7 @@ struct ingest {
 	struct ingest_newest	 newest[INGEST_NEWEST_RELAYS];
 	size_t			 nnewest;
 	struct ingest_stats	 stats;
+	struct minring		 minutes;	/* events stored per minute */
 	struct log_rl		 rl_invalid, rl_error;
 	struct ingest_listener {
 		ingest_stored_fn  fn;
@@ -219,6 +221,7 @@ ingest_new(struct loop *loop, struct store *st)
 	ing->commit_min_ms = INGEST_COMMIT_MIN_MS;
 	ing->commit_events = INGEST_COMMIT_EVENTS;
 	buf_init(&ing->json, EVENT_SERIAL_MAX_BYTES);
+	minring_init(&ing->minutes, clock_mono_ms());
 	ing->recent = calloc(INGEST_RECENT_IDS, sizeof(*ing->recent));
 	ing->recent_used = calloc(INGEST_RECENT_IDS, 1);
 	if (ing->recent == NULL || ing->recent_used == NULL ||
@@ -271,6 +274,12 @@ const struct ingest_stats *
 ingest_stats(const struct ingest *ing)
 {
 	return &ing->stats;
+}
+
+const struct minring *
+ingest_minutes(const struct ingest *ing)
+{
+	return &ing->minutes;
 }
 
 bool
@@ -534,6 +543,7 @@ ingest_store(struct ingest *ing, const struct event *ev,
 	}
 	ing->stats.stored++;
 	ing->stats.bytes_stored += ing->json.len;
+	minring_add(&ing->minutes, clock_mono_ms(), 1);
 	if (++ing->batch_events >= INGEST_MAX_BATCH_EVENTS)
 		ingest_flush(ing);
 	return INGEST_NEW;

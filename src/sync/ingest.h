@@ -173,6 +173,13 @@ void		 ingest_unlisten(struct ingest *, ingest_stored_fn fn,
 
 /* The running totals, owned by ingest. */
 const struct ingest_stats *ingest_stats(const struct ingest *);
+/*
+ * Events stored per minute over the last INGEST_MINUTES minutes, on the
+ * monotonic clock (core/minring.h); the ingest's, valid until
+ * ingest_free. A batch that fails to commit is not taken back out.
+ */
+struct minring;
+const struct minring *ingest_minutes(const struct ingest *);
 /* "new", "duplicate", "invalid", "too large", "unrequested", "error". */
 const char	*ingest_result_name(enum ingest_result);
 /* "live", "backfill", "job", "recovery", "client", "import": events.source. */

@@ -23,6 +23,7 @@
 #include "nostr/nip19.h"
 #include "relay/pool.h"
 #include "store/config_store.h"
+#include "store/names.h"
 #include "store/relays.h"
 #include "store/store.h"
 #include "ui/cmd_box.h"
@@ -370,12 +371,19 @@ cmd_relays_role(struct app *app, const cJSON *args, enum cmd_origin from)
 
 /* ---- roots ----------------------------------------------------------- */
 
+struct root_rows {
+	struct app	*app;
+	cJSON		*list;
+};
+
 static int
 add_root_row(const char *item, void *arg)
 {
-	cJSON	*list = arg, *r;
-	uint8_t	 pk[32];
-	char	 hex[65], npub[NIP19_KEY_CHARS + 1];
+	struct root_rows	*t = arg;
+	cJSON			*r;
+	uint8_t			 pk[32];
+	char			 hex[65], npub[NIP19_KEY_CHARS + 1];
+	char			 name[STORE_NAME_MAX_BYTES + 1];
 
 	r = cJSON_CreateObject();
 	if (nip19_pubkey_parse(item, pk) == 0 &&
@@ -383,19 +391,42 @@ add_root_row(const char *item, void *arg)
 	    nip19_encode32(NIP19_NPUB, pk, npub, sizeof(npub)) == NIP19_OK) {
 		cJSON_AddStringToObject(r, "npub", npub);
 		cJSON_AddStringToObject(r, "hex", hex);
+		if (store_profile_name(t->app->store, pk, name,
+		    sizeof(name)) == 1)
+			cJSON_AddStringToObject(r, "name", name);
+		else
+			cJSON_AddNullToObject(r, "name");
 	} else
 		cJSON_AddStringToObject(r, "invalid", item);
-	cJSON_AddItemToArray(list, r);
+	cJSON_AddItemToArray(t->list, r);
 	return 0;
 }
 
 cJSON *
 cmd_roots_list(struct app *app, const cJSON *args, enum cmd_origin from)
 {
-	cJSON	*r = cJSON_CreateObject(), *list;
+	struct root_rows	 t = { app, NULL };
+	cJSON			*r = cJSON_CreateObject();
 
-	list = cJSON_AddArrayToObject(r, "roots");
-	list_each(config_get(app->cfg, ROOTS_KEY), add_root_row, list);
+	t.list = cJSON_AddArrayToObject(r, "roots");
+	list_each(config_get(app->cfg, ROOTS_KEY), add_root_row, &t);
+	return r;
+}
+
+/* Name the root pk in answer r: its npub and profile name (or null). */
+static cJSON *
+root_answer(struct app *app, const uint8_t pk[32], cJSON *r)
+{
+	char	npub[NIP19_KEY_CHARS + 1], name[STORE_NAME_MAX_BYTES + 1];
+
+	if (r == NULL)
+		return NULL;
+	if (nip19_encode32(NIP19_NPUB, pk, npub, sizeof(npub)) == NIP19_OK)
+		cJSON_AddStringToObject(r, "npub", npub);
+	if (store_profile_name(app->store, pk, name, sizeof(name)) == 1)
+		cJSON_AddStringToObject(r, "name", name);
+	else
+		cJSON_AddNullToObject(r, "name");
 	return r;
 }
 
@@ -411,7 +442,7 @@ cmd_roots_add(struct app *app, const cJSON *args, enum cmd_origin from)
 		    "key", key ? key : "");
 	if ((e = list_change(app, ROOTS_KEY, key, same_key, 1, from)) != NULL)
 		return e;
-	return list_answer(app, ROOTS_KEY, "added");
+	return root_answer(app, pk, list_answer(app, ROOTS_KEY, "added"));
 }
 
 cJSON *

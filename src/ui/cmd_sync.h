@@ -14,10 +14,16 @@
 struct app;
 
 /*
- * Args {"author": npub-or-hex} (optional: every followed author):
- * {"follows": [{pubkey, npub, is_root, stale, events_fetched, state,
- * relays: [{url, state, until, pages, events, new_events, reason,
- * gap_since}]}], "truncated": bool}.
+ * Args {"author": npub-or-hex} (optional: one author), or a page of the
+ * followed authors in pubkey order: {"offset", "limit" (1 to
+ * FOLLOWS_PAGE_MAX, default FOLLOWS_PAGE_DEFAULT), "q"} (all optional; q
+ * keeps the authors whose npub or hex key starts with it or whose profile
+ * name holds it, case-insensitively). {"follows": [{pubkey, npub, name
+ * (kind 0, or null), is_root, stale, events_fetched, state,
+ * history_back_to (the oldest until its drain reached, or null),
+ * relays_complete, relays_incomplete, relays: [{url, state, until, pages,
+ * events, new_events, reason, gap_since}]}], "total" (authors matching),
+ * "offset", "limit", "q" (when given), "truncated": bool}.
  */
 cJSON	*cmd_follows(struct app *, const cJSON *args,
 	    enum cmd_origin);
@@ -32,5 +38,14 @@ cJSON	*cmd_backfill_reset(struct app *, const cJSON *args,
  * negentropy}], "pending": total, "expired": total}.
  */
 cJSON	*cmd_recovery(struct app *, const cJSON *args, enum cmd_origin);
+
+/*
+ * Args {"minutes": N} (optional, 1 to INGEST_MINUTES, default all):
+ * events stored per minute, {"minutes": [counts, oldest first; the last
+ * is the running minute], "known": minutes since start (at most N),
+ * "minute_elapsed_s": seconds of the running minute, "rate_per_s"}.
+ */
+cJSON	*cmd_ingest_minutes(struct app *, const cJSON *args,
+	    enum cmd_origin);
 
 #endif

@@ -259,7 +259,7 @@ static const struct command command_table[] = {
 	{ .name = "roots list", .params = "", .help = "the follow roots (npub "
 	  "and hex)", .run = cmd_roots_list },
 	{ .name = "roots add", .params = "key", .help = "add a follow root "
-	  "(npub or hex)", .flags = MUT, .run = cmd_roots_add },
+	  "(npub or hex); the answer names it by its profile when known", .flags = MUT, .run = cmd_roots_add },
 	{ .name = "roots remove", .params = "key", .help = "remove a follow "
 	  "root", .flags = MUT, .run = cmd_roots_remove },
 	{ .name = "log level", .params = "[level]", .help = "show the log "
@@ -277,11 +277,16 @@ static const struct command command_table[] = {
 	{ .name = "uplink retry", .params = "[seq]", .help = "send dead "
 	  "letters again (one seq, or all)", .flags = MUT,
 	  .run = cmd_uplink_retry },
-	{ .name = "follows", .params = "[author]", .help = "followed authors "
-	  "with their drain progress on every relay", .run = cmd_follows },
+	{ .name = "follows", .params = "[author] [q] [offset] [limit]",
+	  .help = "followed authors with their profile name and drain "
+	  "progress on every relay, a page at a time (q: a name, npub or hex "
+	  "prefix to search)", .run = cmd_follows },
 	{ .name = "backfill reset", .params = "[author]", .help = "drain one "
 	  "author's history (or everyone's) again from the newest event",
 	  .flags = MUT, .run = cmd_backfill_reset },
+	{ .name = "ingest minutes", .params = "[minutes]", .help = "events "
+	  "stored per minute over the last hours (oldest first, the running "
+	  "minute last) and the rate now", .run = cmd_ingest_minutes },
 	{ .name = "recovery", .params = "", .help = "ids relays reported and "
 	  "did not deliver, per relay: pending, next attempt, expired, health",
 	  .run = cmd_recovery },

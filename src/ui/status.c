@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/limits.h"
+#include "core/minring.h"
 #include "relay/pool.h"
 #include "store/cursors.h"
 #include "store/events.h"
@@ -117,6 +118,16 @@ add_relay_row(const struct store_relay_row *row, void *arg)
 	cJSON_AddItemToArray(arg, r);
 }
 
+/* Unix seconds t as name, or null when 0 (never). */
+static void
+add_wall_time(cJSON *o, const char *name, int64_t t)
+{
+	if (t > 0)
+		cJSON_AddNumberToObject(o, name, (double)t);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
 cJSON *
 status_relay_info(const struct pool_relay_info *info)
 {
@@ -137,6 +148,9 @@ status_relay_info(const struct pool_relay_info *info)
 		cJSON_AddStringToObject(r, "last_error", info->last_error);
 	else
 		cJSON_AddNullToObject(r, "last_error");
+	add_wall_time(r, "last_error_at", info->last_error[0] != '\0' ?
+	    info->last_error_at : 0);
+	add_wall_time(r, "last_open_at", info->last_open_at);
 	return r;
 }
 
@@ -275,6 +289,25 @@ add_relays(cJSON *root, const struct app *app)
 		(void)store_relays_each(app->store, add_relay_row, list);
 }
 
+double
+status_ingest_rate(const struct app *app)
+{
+	const struct minring	*r;
+	uint64_t		 now = clock_mono_ms();
+	uint32_t		 last[2];
+	double			 secs = (double)(now % MINRING_MINUTE_MS) / 1000;
+
+	if (app->ingest == NULL)
+		return 0;
+	r = ingest_minutes(app->ingest);
+	minring_read(r, now, last, 2);
+	if (minring_known(r, now) >= 2)
+		return (double)(int64_t)((last[0] + last[1]) / (60 + secs) *
+		    10 + 0.5) / 10;
+	return (double)(int64_t)(last[1] / (secs < 1 ? 1 : secs) * 10 +
+	    0.5) / 10;
+}
+
 /*
  * What ingest did with every event relays sent since start: stored, or
  * why not (DESIGN.md section 9: a bad event is counted and dropped).
@@ -299,6 +332,7 @@ add_ingest(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "sig_checks", (double)st->sig_checks);
 	cJSON_AddNumberToObject(o, "transactions", (double)st->transactions);
 	cJSON_AddNumberToObject(o, "lost_batches", (double)st->lost_batches);
+	cJSON_AddNumberToObject(o, "rate_per_s", status_ingest_rate(app));
 }
 
 /* What the store and memory are measured against (DESIGN.md section 8). */

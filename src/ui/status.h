@@ -33,6 +33,12 @@ cJSON	*status_relay_info(const struct pool_relay_info *);
  */
 void	 status_relay_sync(const struct app *, const char *url, cJSON *r);
 
+/*
+ * Events stored per second over the last full minute and the running one
+ * (from ingest_minutes), rounded to a tenth; 0 when no ingest runs.
+ */
+double	 status_ingest_rate(const struct app *);
+
 /* Resident set size of this process in bytes, 0 if unknown. */
 long	 status_rss_bytes(void);
 

@@ -5,11 +5,19 @@
 // The custom jobs card: a preset fills the form, its dry run is shown
 // before the job can be created, the job's progress bar reaches 100 %, and
 // another job (on a relay that never answers) is cancelled from the table.
+// The author table: named by kind 0 (PROFILE_PK's newest, PROFILE_NAME),
+// paged and searched by the daemon; the chart of events stored per minute;
+// a relay error before a reconnect shown as past (RELAY_HTTP is kicked);
+// roots, relays, uplink and backfill cards answer as text next to their
+// form, and resetting everyone's backfill asks first. At 390x844 the page
+// must not scroll sideways.
 // Usage: node browser_check.mjs BASE_URL TOKEN SCREENSHOT USER_DATA_DIR MUTE_RELAY_URL
+// (environment: PROFILE_PK, PROFILE_NAME, RELAY_HTTP)
 // Prints "ok - ..." / "FAIL - ..." lines; exits 1 if anything failed.
 import { chromium } from 'playwright-core';
 
 const [base, token, shot, userDir, muteRelay] = process.argv.slice(2);
+const { PROFILE_PK: profilePk, PROFILE_NAME: profileName, RELAY_HTTP: relayHttp } = process.env;
 let fails = 0;
 const ok = (d) => console.log('ok - ' + d);
 const fail = (d) => { fails++; console.log('FAIL - ' + d); };
@@ -47,11 +55,11 @@ async function createFromForm(page) {
   await page.click('#job-dry-run');
   await page.waitForFunction(() => !document.querySelector('#job-dry').hidden &&
     document.querySelector('#job-dry').textContent.includes('Dry run'), null, { timeout: 15000 });
-  const before = await page.textContent('#result').catch(() => '');
+  const before = await page.textContent('#job-result').catch(() => '');
   await page.click('#job-create');
-  await page.waitForFunction((b) => /job \d+ created/.test(document.querySelector('#result').textContent) &&
-    document.querySelector('#result').textContent !== b, before, { timeout: 15000 });
-  return Number((await page.textContent('#result')).match(/job (\d+) created/)[1]);
+  await page.waitForFunction((b) => /job \d+ created/.test(document.querySelector('#job-result').textContent) &&
+    document.querySelector('#job-result').textContent !== b, before, { timeout: 15000 });
+  return Number((await page.textContent('#job-result')).match(/job (\d+) created/)[1]);
 }
 
 async function jobsCard(page) {
@@ -121,6 +129,150 @@ async function api_show(id) {
   return api(`/api/jobs/show?job=${id}`);
 }
 
+const waitFor = (page, fn, arg, timeout = 30000) =>
+  page.waitForFunction(fn, arg, { timeout }).then(() => true, () => false);
+const rowKeys = (page) => page.$$eval('#authors tr[data-pubkey]', (rows) => rows.map((r) => r.dataset.pubkey));
+
+async function authorTable(page) {
+  const total = (await api('/api/status')).backfill.authors_total;
+  const named = await waitFor(page, ([pk, name]) =>
+    document.querySelector(`#authors tr[data-pubkey="${pk}"] .name`)?.textContent === name,
+  [profilePk, profileName], 60000);
+  check(`the author whose new kind 0 was published is shown as "${profileName}"`, named,
+    await page.$eval(`#authors tr[data-pubkey="${profilePk}"]`, (r) => r.textContent).catch((e) => e.message));
+  const others = await waitFor(page, (n) => [...document.querySelectorAll('#authors tr[data-pubkey] .name')]
+    .filter((x) => /^author\d+$/.test(x.textContent)).length === n, total - 1, 60000);
+  const names = await page.$$eval('#authors tr[data-pubkey] .name', (n) => n.map((x) => x.textContent));
+  check(`the others by their dataset names (${names.slice(0, 3).join(', ')}, …)`, others, names.join(', '));
+  const history = await waitFor(page, () => [...document.querySelectorAll('#authors tr[data-pubkey] .history')]
+    .every((h) => /^history back to \d{4}-\d\d-\d\d$/.test(h.textContent)), null, 60000);
+  check('every author shows "history back to <date>"', history,
+    (await page.$$eval('#authors .history', (h) => h.map((x) => x.textContent))).join('; '));
+  await page.click(`#authors tr[data-pubkey="${profilePk}"] button[data-action="details"]`);
+  const detail = await waitFor(page, (pk) => document.querySelector(`#authors tr[data-detail="${pk}"] tbody tr`), profilePk);
+  check('its per-relay detail opens', detail);
+
+  // Pages of 10: the daemon pages, in its order.
+  await page.selectOption('#authors-limit', '10');
+  const want1 = (await api('/api/follows?offset=0&limit=10')).follows.map((f) => f.pubkey);
+  const want2 = (await api('/api/follows?offset=10&limit=10')).follows.map((f) => f.pubkey);
+  let ok1 = await waitFor(page, (n) => document.querySelectorAll('#authors tr[data-pubkey]').length === n, want1.length);
+  const got1 = await rowKeys(page);
+  const range1 = await page.textContent('#authors-range');
+  await page.click('#authors-next');
+  const ok2 = await waitFor(page, (first) => document.querySelector('#authors tr[data-pubkey]')?.dataset.pubkey === first, want2[0]);
+  const got2 = await rowKeys(page);
+  const range2 = await page.textContent('#authors-range');
+  check(`paging: "${range1}" then "${range2}", rows as the API pages them`, ok1 && ok2 &&
+    JSON.stringify(got1) === JSON.stringify(want1) && JSON.stringify(got2) === JSON.stringify(want2) &&
+    range1 === `1–10 of ${total}` && range2 === `11–${total} of ${total}` && await page.isDisabled('#authors-next'),
+  `${got1.length}+${got2.length} rows, total ${total}`);
+
+  // Search: part of a name, an npub prefix, nothing.
+  await page.fill('#author-q', profileName.slice(0, 10).toLowerCase());
+  ok1 = await waitFor(page, (pk) => {
+    const rows = document.querySelectorAll('#authors tr[data-pubkey]');
+    return rows.length === 1 && rows[0].dataset.pubkey === pk;
+  }, profilePk);
+  check(`search "${profileName.slice(0, 10).toLowerCase()}" finds just that author`, ok1, (await rowKeys(page)).join(' '));
+  const other = (await api('/api/follows?offset=3&limit=1')).follows[0];
+  await page.fill('#author-q', other.npub.slice(0, 14));
+  ok1 = await waitFor(page, (pk) => [...document.querySelectorAll('#authors tr[data-pubkey]')].some((r) => r.dataset.pubkey === pk), other.pubkey);
+  const byNpub = (await api('/api/follows?q=' + other.npub.slice(0, 14))).follows.map((f) => f.pubkey);
+  check(`search by npub prefix ${other.npub.slice(0, 14)}`, ok1 && JSON.stringify(await rowKeys(page)) === JSON.stringify(byNpub));
+  await page.fill('#author-q', 'nobody-has-this-name');
+  ok1 = await waitFor(page, () => document.querySelector('#authors tbody').textContent.includes('no followed author matches'));
+  check('a search that matches nobody says so', ok1);
+  await page.fill('#author-q', '');
+  await page.selectOption('#authors-limit', '25');
+  await waitFor(page, (n) => document.querySelectorAll('#authors tr[data-pubkey]').length === n, total);
+}
+
+async function chart(page) {
+  check('the chart section is shown', await page.isVisible('#chart-section'));
+  const drawn = await waitFor(page, () => Number(document.querySelector('#chart').dataset.total) > 0);
+  const m = await api('/api/ingest/minutes');
+  const total = m.minutes.reduce((a, b) => a + b, 0);
+  const shown = await page.$eval('#chart', (c) => Number(c.dataset.total));
+  const inked = await page.$eval('#chart', (c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return n;
+  });
+  check(`the chart draws ${shown} events stored (API: ${total} in ${m.minutes.length} minutes), ${inked} pixels`,
+    drawn && shown > 0 && shown <= total && m.minutes.length === 360 && inked > 500);
+  check('the ingest rate is shown', /\d+\.\d events\/s now/.test(await page.textContent('#ingest-rate')),
+    await page.textContent('#ingest-rate'));
+}
+
+async function relayErrorPast(page) {
+  const url = relayHttp.replace(/^http/, 'ws');
+  await waitFor(page, (u) => document.querySelector(`#relays tr[data-url="${u}"]`)?.children[2].textContent === 'open', url);
+  await fetch(relayHttp + '/kick', { method: 'POST' });
+  const past = await waitFor(page, (u) => {
+    const td = document.querySelector(`#relays tr[data-url="${u}"] td[data-error]`);
+    return td && td.dataset.error === 'past' && td.textContent.includes('before the last open');
+  }, url, 60000);
+  const r = (await api('/api/status')).relays.find((x) => x.url === url);
+  check(`a relay error before the reconnect reads as past (${r.last_error}, at ${r.last_error_at}, open ${r.last_open_at})`,
+    past && r.last_error_at <= r.last_open_at && r.state === 'open', JSON.stringify(r));
+}
+
+async function adminCards(page) {
+  await page.fill('#token', token);
+  // Roots: listed with the name, added and removed with the name in the answer.
+  const rootsShown = await waitFor(page, () => /author0/.test(document.querySelector('#roots-list').textContent));
+  check('the root is listed by name', rootsShown, await page.textContent('#roots-list'));
+  const npub = (await api('/api/follows?q=' + profilePk)).follows[0].npub;
+  await page.fill('#root-add input[name="key"]', npub);
+  await page.click('#root-add button');
+  let ok1 = await waitFor(page, (n) => document.querySelector('#roots-result').textContent.startsWith('added ' + n), profileName);
+  check('adding a root answers with its name', ok1, await page.textContent('#roots-result'));
+  await page.click(`#roots-list li[data-npub="${npub}"] button`);
+  ok1 = await waitFor(page, () => document.querySelector('#roots-result').textContent.startsWith('removed'));
+  check('a root is removed from its list', ok1 && !(await api('/api/roots/list')).roots.some((r) => r.npub === npub),
+    await page.textContent('#roots-result'));
+
+  // Relays: added with a role, shown with it in the table.
+  const spare = 'ws://127.0.0.1:9';
+  await page.fill('#relay-add input[name="url"]', spare);
+  await page.selectOption('#relay-add select[name="role"]', 'custom');
+  await page.click('#relay-add button');
+  ok1 = await waitFor(page, (u) => document.querySelector('#relay-result').textContent.startsWith('added ' + u + ' as custom') &&
+    document.querySelector(`#relays tr[data-url="${u}"] select`)?.value === 'custom', spare);
+  check('a relay is added from its form with its role, the answer as text', ok1, await page.textContent('#relay-result') +
+    ' ' + JSON.stringify((await api('/api/status')).relays.map((r) => [r.url, r.role])) +
+    ' ' + await page.$$eval('#relays tr[data-url]', (rows) => rows.map((r) => r.dataset.url + ' ' + r.children[1].innerHTML).join(' | ')));
+
+  // Uplink: none configured, said in words.
+  await page.click('#uplink-check');
+  ok1 = await waitFor(page, () => document.querySelector('#uplink-result').textContent.startsWith('no uplink configured'));
+  check('the uplink test says there is none', ok1, await page.textContent('#uplink-result'));
+
+  // Everyone's backfill: nothing happens before the confirmation (the
+  // drained author's cursors stay where they are).
+  const cursors = async () => JSON.stringify((await api('/api/follows?author=' + profilePk)).follows[0].relays
+    .map((r) => [r.url, r.state, r.until]));
+  const before = await cursors();
+  await page.click('#reset-all');
+  check('resetting everyone asks for confirmation first', await page.isVisible('#reset-confirm') &&
+    await page.isVisible('#reset-all-yes'));
+  await page.click('#reset-all-no');
+  const still = await cursors();
+  check('cancel resets nothing', !(await page.isVisible('#reset-confirm')) && still === before &&
+    (await page.textContent('#backfill-result')).includes('nothing was reset'), before + ' then ' + still);
+  await page.click('#reset-all');
+  await page.click('#reset-all-yes');
+  ok1 = await waitFor(page, () => /^reset \d+ relay cursors/.test(document.querySelector('#backfill-result').textContent));
+  check('confirmed, the reset runs and answers in words', ok1, await page.textContent('#backfill-result'));
+}
+
+async function noSideways(page, where) {
+  const [sw, cw] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  check(`${where}: no horizontal overflow (scrollWidth ${sw} <= clientWidth ${cw})`, sw <= cw);
+}
+
 const ctx = await chromium.launchPersistentContext(userDir, {
   executablePath: '/usr/bin/chromium',
   headless: true,
@@ -161,13 +313,10 @@ try {
   check(`relay table rows match /api/status (${got.length} relays)`, JSON.stringify(want) === JSON.stringify(got) && got.length > 0,
     `page ${JSON.stringify(got)} status ${JSON.stringify(want)}`);
 
-  if ((await api('/api/help')).commands.some((c) => c.name === 'follows')) {
-    [want, got] = await settle(page, 'authors',
-      (s) => s.backfill.authors_total, (p) => p.$$eval('#authors tbody tr', (rows) => rows.length));
-    check(`per-author table has one row per followed author (${got})`, want === got && got > 0, `page ${got}, status ${want}`);
-  } else {
-    check('no follows command: the author panel says so', (await page.textContent('#authors')).includes('No per-author'));
-  }
+  [want, got] = await settle(page, 'authors',
+    (s) => s.backfill.authors_total, (p) => p.$$eval('#authors tr[data-pubkey]', (rows) => rows.length));
+  check(`per-author table has one row per followed author (${got})`, want === got && got > 0, `page ${got}, status ${want}`);
+  check('no placeholder reads like an answer', !(await page.textContent('body')).includes('in this version'));
 
   [want, got] = await settle(page, 'events',
     (s) => s.store.events.toLocaleString('en-US'), (p) => p.textContent('#store-events'));
@@ -186,24 +335,31 @@ try {
   await form.locator('input[name="value"]').fill('321');
   await page.fill('#token', 'not-the-token');
   await form.locator('button').click();
-  await page.waitForFunction(() => !document.querySelector('#result').hidden &&
-    document.querySelector('#result').textContent.includes('config set'));
-  const refused = await page.textContent('#result');
+  const out = form.locator('output');
+  await page.waitForFunction(() => document.querySelector('form[data-command="config set"] output').textContent.includes('config set:'));
+  const refused = await out.textContent();
   check('wrong token: the page shows the refusal', refused.includes('wrong admin token'), refused);
   const before = await api('/api/config/get?key=backfill.page_size');
   check('wrong token: nothing changed', before.value !== '321', before.value);
 
   await page.fill('#token', token);
   await form.locator('button').click();
-  await page.waitForFunction(() => document.querySelector('#result').textContent.includes('done'));
+  await page.waitForFunction(() => document.querySelector('form[data-command="config set"] output').textContent.includes('done'));
   const after = await api('/api/config/get?key=backfill.page_size');
   check('right token: config set took effect (via the API)', after.value === '321' && after.source === 'database',
     JSON.stringify(after));
+  const said = await out.textContent();
+  check(`the result is text next to the form (${said})`, said === 'config set: done, backfill.page_size = 321 (from the database)', said);
   check('token kept in sessionStorage', await page.evaluate(() => sessionStorage.getItem('cachebox.token')) === token);
 
   errors.length = 0;	// the wrong token's 401 above was logged on purpose
+  await authorTable(page);
+  await chart(page);
+  await relayErrorPast(page);
   await jobsCard(page);
   check('no script or load errors after the jobs card', errors.length === 0, errors.join('; '));
+  await adminCards(page);
+  check('no script or load errors after the admin cards', errors.length === 0, errors.join('; '));
 
   check('no request left the box', foreign.length === 0, foreign.join(' '));
   await page.fill('#token', '');
@@ -211,6 +367,24 @@ try {
   await sleep(2200);	// one more refresh so the screenshot shows settled values
   await page.screenshot({ path: shot, fullPage: true });
   ok('screenshot saved to ' + shot);
+  await noSideways(page, '1280 wide');
+
+  // A phone: 390 px wide, everything loaded, an author's detail open.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload({ waitUntil: 'domcontentloaded' });
+  await waitFor(page, () => document.querySelectorAll('#authors tr[data-pubkey]').length > 0 &&
+    document.querySelectorAll('#relays tr[data-url]').length > 0 && !document.querySelector('#jobs-section').hidden);
+  await page.click('#authors tr[data-pubkey] button[data-action="details"]');
+  await waitFor(page, () => document.querySelector('#authors tr.detail-row'));
+  await sleep(2200);
+  await noSideways(page, '390x844');
+  const wide = await page.evaluate(() => [...document.querySelectorAll('body *')].filter((e) =>
+    e.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && !e.closest('.scroll'))
+    .slice(0, 5).map((e) => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className));
+  check('390x844: nothing outside a scrolling box reaches past the screen', wide.length === 0, wide.join(' '));
+  const phone = shot.replace(/\.png$/, '-390.png');
+  await page.screenshot({ path: phone, fullPage: true });
+  ok('screenshot saved to ' + phone);
 } finally {
   await ctx.close();
 }

@@ -4,7 +4,10 @@
  * exact change counts and timestamps; roots are followed and flagged;
  * relay lists come from the newest kind 10002 only, with NIP-65 markers,
  * normalised URLs, repeats merged and non-ws URLs skipped; the readers
- * the planners use return exactly the followed writers.
+ * the planners use return exactly the followed writers; a page of the
+ * followed set comes in pubkey order without the stale; profile names come
+ * from the newest stored kind 0 (display_name, then name), trimmed and
+ * cut at a character, and a newer kind 0 replaces a cached one.
  */
 #define _XOPEN_SOURCE 700	/* nftw */
 
@@ -25,7 +28,9 @@
 #include "core/limits.h"
 #include "nostr/event.h"
 #include "nostr/key.h"
+#include "store/events.h"
 #include "store/follows.h"
+#include "store/names.h"
 #include "store/store.h"
 
 #include "store_fixture.h"
@@ -323,6 +328,116 @@ test_writers(void **state)
 	assert_int_equal(s.write[0], 2);
 }
 
+
+static int
+page_cb(const struct store_follow *f, void *arg)
+{
+	uint8_t	*seen = arg;
+
+	seen[++seen[0]] = f->pubkey[0];
+	return 0;
+}
+
+static void
+test_page(void **state)
+{
+	struct fixture	*fx = *state;
+	uint8_t		 f[7][32], seen[8];
+	int		 i;
+
+	for (i = 0; i < 7; i++)
+		pk(f[i], (uint8_t)(7 - i));	/* 7, 6, ..., 1: sorted on read */
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    7, NULL, 0, 10, NULL), 0);
+	/* 4 unfollowed: stale rows are left out of pages. */
+	pk(f[3], 7);
+	assert_int_equal(store_follows_sync(fx->st, (const uint8_t (*)[32])f,
+	    7, NULL, 0, 20, NULL), 0);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(store_follows_page(fx->st, 0, 3, page_cb, seen), 0);
+	assert_int_equal(seen[0], 3);
+	assert_int_equal(seen[1], 1);
+	assert_int_equal(seen[2], 2);
+	assert_int_equal(seen[3], 3);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(store_follows_page(fx->st, 3, 3, page_cb, seen), 0);
+	assert_int_equal(seen[0], 3);
+	assert_int_equal(seen[1], 5);
+	assert_int_equal(seen[2], 6);
+	assert_int_equal(seen[3], 7);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(store_follows_page(fx->st, 6, 3, page_cb, seen), 0);
+	assert_int_equal(seen[0], 0);
+}
+
+/* Store a kind 0 of author b at second at with content (JSON text). */
+static void
+profile(struct fixture *fx, uint8_t b, int64_t at, const char *content)
+{
+	uint8_t			 id[32], author[32];
+	struct store_event_row	 row = { 0 };
+	cJSON			*ev = cJSON_CreateObject();
+	char			*json;
+
+	memset(id, 0, sizeof(id));
+	memcpy(id, &at, sizeof(at));
+	id[31] = b;
+	pk(author, b);
+	cJSON_AddStringToObject(ev, "content", content);
+	json = cJSON_PrintUnformatted(ev);
+	row.id = id;
+	row.pubkey = author;
+	row.kind = 0;
+	row.created_at = at;
+	row.json = json;
+	row.json_len = strlen(json);
+	row.source = "live";
+	row.received_at = at;
+	assert_int_equal(store_event_insert(fx->st, &row, false), 1);
+	free(json);
+	cJSON_Delete(ev);
+}
+
+static void
+assert_name(struct fixture *fx, uint8_t b, int rc, const char *want)
+{
+	char	name[STORE_NAME_MAX_BYTES + 1];
+	uint8_t	k[32];
+
+	pk(k, b);
+	assert_int_equal(store_profile_name(fx->st, k, name, sizeof(name)),
+	    rc);
+	assert_string_equal(name, want);
+}
+
+static void
+test_names(void **state)
+{
+	struct fixture	*fx = *state;
+	char		 long_name[128], want[64];
+
+	assert_name(fx, 1, 0, "");
+	profile(fx, 1, 100, "{\"display_name\":\"\",\"name\":\"  Alice\\n \"}");
+	assert_name(fx, 1, 1, "Alice");
+	/* A newer profile replaces the cached name; an older one does not. */
+	profile(fx, 1, 200, "{\"display_name\":\"Ally\",\"name\":\"alice\"}");
+	assert_name(fx, 1, 1, "Ally");
+	profile(fx, 1, 150, "{\"name\":\"old\"}");
+	assert_name(fx, 1, 1, "Ally");
+	/* Content that is not JSON, or names nobody. */
+	profile(fx, 2, 100, "not json");
+	assert_name(fx, 2, 0, "");
+	profile(fx, 3, 100, "{\"about\":\"no name\",\"name\":7}");
+	assert_name(fx, 3, 0, "");
+	/* Cut before a character that would pass STORE_NAME_MAX_BYTES. */
+	memset(want, 'x', STORE_NAME_MAX_BYTES - 1);
+	want[STORE_NAME_MAX_BYTES - 1] = '\0';
+	snprintf(long_name, sizeof(long_name), "{\"name\":\"%s\\u00e9z\"}",
+	    want);
+	profile(fx, 4, 100, long_name);
+	assert_name(fx, 4, 1, want);
+}
+
 int
 main(void)
 {
@@ -334,6 +449,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_author_relays, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_page, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

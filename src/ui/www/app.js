@@ -1,7 +1,9 @@
 // cachebox status page: polls GET /api/status every two seconds and draws
 // it; the command list (GET /api/help) decides which optional panels exist
 // and which forms are offered, so new commands appear without a page edit.
-// Runs offline: no framework, no remote resource.
+// Tasks with a form of their own (roots, relays, uplink, backfill reset,
+// jobs) show their result next to that form, as text. Runs offline: no
+// framework, no remote resource.
 'use strict';
 
 const REFRESH_MS = 2000;
@@ -46,6 +48,39 @@ function fmtBytes(n) {
   let i = 0;
   while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
   return (i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)) + ' ' + units[i];
+}
+
+// A Unix time as a date (UTC), e.g. 2021-03-04.
+function fmtDate(t) {
+  return typeof t === 'number' && t > 0 ? new Date(t * 1000).toISOString().slice(0, 10) : '–';
+}
+
+function shortKey(k) {
+  return typeof k === 'string' && k.length > 24 ? k.slice(0, 12) + '…' + k.slice(-6) : (k || '');
+}
+
+// A command's answer as lines of text for a person: "name: value", lists
+// by their names or first fields. Never raw JSON.
+function describe(a) {
+  const word = (k) => k.replace(/_/g, ' ');
+  const short = (v) => {
+    if (v === null || v === undefined) return '–';
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v === 'number') return fmtInt(v);
+    if (Array.isArray(v)) return v.length === 0 ? 'none' : v.map(short).join(', ');
+    if (typeof v === 'object') return String(v.name || v.url || v.npub || v.key ||
+      Object.values(v).filter((x) => typeof x !== 'object').slice(0, 2).join(' '));
+    return String(v);
+  };
+  if (a === null || typeof a !== 'object') return short(a);
+  return Object.entries(a).map(([k, v]) => word(k) + ': ' + short(v)).join('\n');
+}
+
+// Show text in a form's result (an <output> next to it).
+function setOut(out, text, isError) {
+  out.textContent = text;
+  out.classList.toggle('error', !!isError);
+  out.classList.toggle('ok', !isError);
 }
 
 function fmtDuration(s) {
@@ -117,21 +152,132 @@ function drawUplink(up, inbox) {
   $('#uplink-kv').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
 }
 
+// An error from before the relay's last successful open is history, not
+// its state now: shown muted, with its time.
+function relayError(r) {
+  if (!r.last_error) return el('td', { class: 'err', 'data-error': 'none' });
+  const past = typeof r.last_open_at === 'number' && typeof r.last_error_at === 'number' &&
+    (r.last_error_at < r.last_open_at || (r.last_error_at === r.last_open_at && r.state === 'open'));
+  const when = typeof r.last_error_at === 'number' ? ago(r.last_error_at) : 'time unknown';
+  const td = el('td', { class: past ? 'err past' : 'err', 'data-error': past ? 'past' : 'current' },
+    el('span', { text: r.last_error }),
+    el('div', { class: 'small', text: past ? when + ', before the last open ' + ago(r.last_open_at) : when }));
+  if (typeof r.last_error_at === 'number') td.title = new Date(r.last_error_at * 1000).toLocaleString();
+  return td;
+}
+
+const ROLES = ['bootstrap', 'outbox', 'custom'];
+
+function relayRole(r) {
+  if (!hasCommand('relays role') || !ROLES.includes(r.role)) return el('td', { text: r.role || '' });
+  const sel = el('select', { 'aria-label': 'role of ' + r.url, 'data-role': r.role },
+    ...ROLES.map((x) => el('option', { value: x, text: x })));
+  sel.value = r.role;
+  sel.addEventListener('change', () => runCommand('relays role', { url: r.url, role: sel.value },
+    $('#relay-result'), () => r.url + ' is now ' + sel.value).then(refreshSoon));
+  return el('td', {}, sel);
+}
+
+function relayActions(r) {
+  const td = el('td', {});
+  // A bootstrap relay is one of relays.bootstrap: removing takes it off that list.
+  if (r.role === 'bootstrap' && hasCommand('relays remove')) {
+    const b = el('button', { type: 'button', class: 'secondary', 'data-action': 'remove', text: 'Remove' });
+    b.addEventListener('click', () => runCommand('relays remove', { url: r.url }, $('#relay-result'),
+      (a) => r.url + ' removed from the bootstrap relays' + (a.note ? '\n' + a.note : '')).then(refreshSoon));
+    td.append(b);
+  }
+  return td;
+}
+
 function drawRelays(relays) {
   const tbody = $('#relays tbody');
   $('#relay-count').textContent = '(' + relays.length + ')';
+  if (tbody.contains(document.activeElement)) return;	// a select in use
   if (relays.length === 0) {
-    tbody.replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: '7', text: 'no relays yet' })));
+    tbody.replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: '8', text: 'no relays yet' })));
     return;
   }
   tbody.replaceChildren(...relays.map((r) => el('tr', { 'data-url': r.url },
     el('td', { class: 'url', text: r.url }),
-    el('td', { text: r.role || '' }),
+    relayRole(r),
     el('td', {}, el('span', { class: 'badge ' + stateClass(r.state), text: r.state })),
     el('td', { class: 'num', text: fmtInt(r.events) }),
     el('td', { text: r.negentropy || '' }),
     el('td', { text: r.health || '' }),
-    el('td', { class: 'err', text: r.last_error || '' }))));
+    relayError(r),
+    relayActions(r))));
+}
+
+// ---- events stored per minute --------------------------------------------
+// GET /api/ingest/minutes: one count per minute, oldest first, the running
+// minute last. Drawn as bars on a canvas, no library.
+
+function niceMax(n) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(n, 1))));
+  return [1, 2, 5, 10].map((m) => m * p).find((m) => m >= n);
+}
+
+function drawChart(m) {
+  const c = $('#chart');
+  const w = c.clientWidth, h = c.clientHeight, dpr = window.devicePixelRatio || 1;
+  if (w === 0) return;
+  c.width = Math.round(w * dpr);
+  c.height = Math.round(h * dpr);
+  const g = c.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const css = getComputedStyle(document.documentElement);
+  const color = (v) => css.getPropertyValue(v).trim();
+  const counts = m.minutes, n = counts.length, known = Math.min(m.known, n);
+  const left = 44, top = 8, bottom = 20, right = 6;
+  const pw = w - left - right, ph = h - top - bottom;
+  const max = niceMax(Math.max(...counts));
+  g.font = '11px system-ui, sans-serif';
+  g.fillStyle = color('--muted');
+  g.strokeStyle = color('--line');
+  g.lineWidth = 1;
+  g.textAlign = 'right';
+  g.textBaseline = 'middle';
+  for (const f of [0, 0.5, 1]) {
+    const y = Math.round(top + ph - f * ph) + 0.5;
+    g.beginPath(); g.moveTo(left, y); g.lineTo(left + pw, y); g.stroke();
+    g.fillText(fmtInt(max * f), left - 6, y);
+  }
+  g.textAlign = 'center';
+  g.textBaseline = 'top';
+  const hours = n / 60;
+  const step = pw < 400 ? 2 : 1;
+  for (let i = 0; i <= hours; i += step) {
+    const x = left + pw * (1 - i / hours);
+    g.fillText(i === 0 ? 'now' : '−' + i + 'h', Math.min(Math.max(x, left + 12), left + pw - 12), top + ph + 5);
+  }
+  const bw = pw / n;
+  g.fillStyle = color('--accent');
+  let total = 0, bars = 0;
+  counts.forEach((v, i) => {
+    if (i < n - known || v === 0) return;
+    const bh = Math.max(1, v / max * ph);
+    g.fillRect(left + i * bw, top + ph - bh, Math.max(bw - (bw > 3 ? 1 : 0), 1), bh);
+    total += v;
+    bars++;
+  });
+  c.dataset.total = String(total);
+  c.dataset.bars = String(bars);
+  const lastHour = counts.slice(-60).reduce((a, b) => a + b, 0);
+  $('#chart-note').textContent = fmtInt(lastHour) + ' stored in the last hour' +
+    (known < n ? '; counting since the daemon started ' + fmtDuration(known * 60 - 60 + m.minute_elapsed_s) + ' ago' : '');
+}
+
+async function drawIngest(st) {
+  if (!hasCommand('ingest minutes')) return;
+  $('#chart-section').hidden = false;
+  const rate = st.ingest && typeof st.ingest.rate_per_s === 'number' ? st.ingest.rate_per_s : null;
+  $('#ingest-rate').textContent = rate === null ? '' : '(' + rate.toFixed(1) + ' events/s now)';
+  try {
+    drawChart(await getJSON(apiPath('ingest minutes')));
+  } catch (e) {
+    $('#chart-note').textContent = e.message;
+  }
 }
 
 // Ids relays reported (NIP-77) and did not deliver, being fetched again.
@@ -204,32 +350,280 @@ function drawTable(target, answer, emptyText) {
       return el('td', { class: 'url', title: text, text: text.slice(0, 14) + '…' + text.slice(-6) });
     return el('td', { class: typeof r[c] === 'number' ? 'num' : (c === 'url' ? 'url' : ''), text });
   };
-  target.replaceChildren(el('table', {},
+  target.replaceChildren(el('div', { class: 'scroll' }, el('table', {},
     el('thead', {}, el('tr', {}, ...cols.map((c) => el('th', { class: typeof rows[0][c] === 'number' ? 'num' : '', text: c.replace(/_/g, ' ') })))),
-    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...cols.map((c) => cell(r, c)))))));
+    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...cols.map((c) => cell(r, c))))))));
   return rows;
 }
 
+// ---- authors ---------------------------------------------------------------
+// A page of GET /api/follows (offset, limit, q): the daemon searches and
+// pages, so a refresh costs one page, never the whole followed set.
+
+const authors = { offset: 0, limit: 25, q: '', open: new Set(), seq: 0, timer: null };
+
+function authorStateClass(s) {
+  return { complete: 'ok', draining: 'warn', incomplete: 'bad' }[s] || '';
+}
+
+function authorDetail(f) {
+  const rows = (f.relays || []).map((r) => el('tr', {},
+    el('td', { class: 'url', text: r.url }),
+    el('td', {}, el('span', { class: 'badge ' + authorStateClass(r.state === 'draining' ? 'draining' : r.state), text: r.state })),
+    el('td', { text: r.until === null ? 'not started' : fmtDate(r.until) }),
+    el('td', { class: 'num', text: fmtInt(r.pages) }),
+    el('td', { class: 'num', text: fmtInt(r.events) }),
+    el('td', { class: 'err', text: (r.reason || '') + (r.gap_since ? ' (gap at ' + fmtDate(r.gap_since) + ')' : '') })));
+  return el('tr', { class: 'detail-row', 'data-detail': f.pubkey }, el('td', { colspan: '6' },
+    el('div', { class: 'small', text: f.npub }),
+    rows.length ? el('div', { class: 'scroll' }, el('table', {},
+      el('thead', {}, el('tr', {}, ...['relay', 'state', 'back to', 'pages', 'events', 'reason'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, ...rows))) :
+      el('p', { class: 'quiet', text: f.reason || 'no relay known for this author yet' })));
+}
+
+function authorRow(f) {
+  const open = authors.open.has(f.pubkey);
+  const toggle = el('button', { type: 'button', class: 'secondary', 'data-action': 'details', text: open ? 'Hide' : 'Relays' });
+  toggle.addEventListener('click', () => {
+    if (authors.open.has(f.pubkey)) authors.open.delete(f.pubkey); else authors.open.add(f.pubkey);
+    drawAuthors();
+  });
+  const nrelays = (f.relays || []).length;
+  const tr = el('tr', { 'data-pubkey': f.pubkey, 'data-state': f.state },
+    el('td', { class: 'author' },
+      el('div', { class: 'name' + (f.name ? '' : ' quiet'), text: f.name || shortKey(f.npub), title: f.npub }),
+      el('div', { class: 'small npub', text: (f.is_root ? 'root · ' : '') + shortKey(f.npub) })),
+    el('td', {}, el('span', { class: 'badge ' + authorStateClass(f.state), text: f.state }),
+      f.reason ? el('div', { class: 'small', text: f.reason }) : null),
+    el('td', { class: 'num', text: fmtInt(f.events_fetched) }),
+    el('td', { class: 'history', text: f.history_back_to ? 'history back to ' + fmtDate(f.history_back_to) : 'not started' }),
+    el('td', { text: nrelays ? fmtInt(f.relays_complete) + ' of ' + fmtInt(nrelays) + ' complete' : 'none' }),
+    el('td', {}, toggle));
+  return open ? [tr, authorDetail(f)] : [tr];
+}
+
 async function drawAuthors() {
-  const name = ['follows list', 'follows'].find(hasCommand);
-  if (!name) return;
+  if (!hasCommand('follows')) return;
+  $('#authors-section').hidden = false;
+  const seq = ++authors.seq;
+  const qs = new URLSearchParams({ offset: String(authors.offset), limit: String(authors.limit) });
+  if (authors.q) qs.set('q', authors.q);
+  let a;
   try {
-    const rows = drawTable($('#authors'), await getJSON(apiPath(name)), 'nobody followed yet');
-    $('#author-count').textContent = '(' + rows.length + ')';
+    a = await getJSON(apiPath('follows') + '?' + qs);
   } catch (e) {
-    $('#authors').replaceChildren(el('p', { class: 'quiet', text: e.message }));
+    if (seq === authors.seq) $('#authors tbody').replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: '6', text: e.message })));
+    return;
+  }
+  if (seq !== authors.seq) return;	// a newer page or search was asked meanwhile
+  if (a.total > 0 && authors.offset >= a.total) {
+    authors.offset = Math.floor((a.total - 1) / authors.limit) * authors.limit;
+    return drawAuthors();
+  }
+  const rows = a.follows || [];
+  $('#author-count').textContent = '(' + fmtInt(a.total) + (authors.q ? ' matching' : '') + ')';
+  $('#authors-range').textContent = rows.length ? fmtInt(authors.offset + 1) + '–' + fmtInt(authors.offset + rows.length) + ' of ' + fmtInt(a.total) : '';
+  $('#authors-prev').disabled = authors.offset === 0;
+  $('#authors-next').disabled = authors.offset + authors.limit >= a.total;
+  const empty = authors.q ? 'no followed author matches “' + authors.q + '”' : 'nobody followed yet: add a root below';
+  $('#authors tbody').replaceChildren(...(rows.length ? rows.flatMap(authorRow) :
+    [el('tr', {}, el('td', { class: 'empty', colspan: '6', text: empty }))]));
+}
+
+function setupAuthors() {
+  $('#author-q').addEventListener('input', () => {
+    clearTimeout(authors.timer);
+    authors.timer = setTimeout(() => {
+      authors.q = $('#author-q').value.trim();
+      authors.offset = 0;
+      drawAuthors();
+    }, 250);
+  });
+  $('#authors-prev').addEventListener('click', () => {
+    authors.offset = Math.max(0, authors.offset - authors.limit);
+    drawAuthors();
+  });
+  $('#authors-limit').addEventListener('change', () => {
+    authors.limit = Number($('#authors-limit').value);
+    authors.offset = 0;
+    drawAuthors();
+  });
+  $('#authors-next').addEventListener('click', () => {
+    authors.offset += authors.limit;
+    drawAuthors();
+  });
+}
+
+// ---- administration cards ------------------------------------------------
+
+// Run a mutating command and say how it went in out: okText(answer) on
+// success, the refusal otherwise. The answer, or null.
+async function runCommand(name, body, out, okText) {
+  setOut(out, 'running ' + name + '…', false);
+  try {
+    const { ok, answer } = await postCommand(name, body);
+    if (!ok) {
+      setOut(out, name + ': ' + (answer.error || 'refused'), true);
+      return null;
+    }
+    setOut(out, okText ? okText(answer) : name + ': done\n' + describe(answer), false);
+    return answer;
+  } catch (e) {
+    setOut(out, name + ': ' + e.message, true);
+    return null;
   }
 }
 
-async function drawDeadLetters() {
-  const name = ['uplink deadletter', 'uplink dead-letter list', 'uplink deadletter list'].find(hasCommand);
-  if (!name) return;
-  $('#deadletter-section').hidden = false;
+function refreshSoon() {
+  setTimeout(() => getJSON('/api/status').then((st) => drawRelays(st.relays || [])).catch(() => {}), 300);
+}
+
+function rootLabel(r) {
+  return r.name ? r.name + ' (' + shortKey(r.npub) + ')' : (r.npub || r.invalid);
+}
+
+async function drawRoots() {
+  if (!hasCommand('roots list')) return;
+  $('#roots-card').hidden = false;
+  const list = $('#roots-list');
+  if (list.contains(document.activeElement)) return;
   try {
-    drawTable($('#deadletters'), await getJSON(apiPath(name)), 'none');
+    const roots = (await getJSON(apiPath('roots list'))).roots || [];
+    list.replaceChildren(...(roots.length ? roots.map((r) => {
+      const b = el('button', { type: 'button', class: 'secondary', 'data-action': 'remove', text: 'Remove' });
+      b.addEventListener('click', () => runCommand('roots remove', { key: r.npub || r.invalid }, $('#roots-result'),
+        (a) => 'removed ' + rootLabel(r) + ': the people only this root followed are no longer followed' +
+          (a.note ? '\n' + a.note : '')).then(drawRoots));
+      return el('li', { 'data-npub': r.npub || '' },
+        el('span', {}, el('b', { text: r.name || (r.invalid ? 'not a key' : 'no profile name yet') }),
+          el('span', { class: 'small npub', title: r.npub || '', text: ' ' + shortKey(r.npub || r.invalid) })), b);
+    }) : [el('li', { class: 'quiet', text: 'no roots: the box follows nobody' })]));
+  } catch (e) {
+    list.replaceChildren(el('li', { class: 'quiet', text: e.message }));
+  }
+}
+
+async function addRoot(ev) {
+  ev.preventDefault();
+  const input = ev.target.elements.key, key = input.value.trim();
+  const a = await runCommand('roots add', { key }, $('#roots-result'), (r) => 'added ' +
+    (r.name ? r.name + ' (' + shortKey(r.npub) + ')' : (r.npub || key) +
+      ': no profile (kind 0) of this key is stored yet; its name shows once one arrives') +
+    (r.note ? '\n' + r.note : ''));
+  if (a) input.value = '';
+  drawRoots();
+}
+
+const UPLINK_UP = /^(open|sending|ready)$/;
+
+// Watch the uplink for up to seconds and say whether it connects.
+async function testUplink(out, seconds) {
+  setOut(out, 'testing the uplink…', false);
+  let u = {};
+  for (let i = 0; i <= seconds * 2; i++) {
+    try {
+      u = (await getJSON(apiPath('uplink status'))).uplink || {};
+    } catch (e) {
+      setOut(out, 'uplink status: ' + e.message, true);
+      return;
+    }
+    if (!u.url) return setOut(out, 'no uplink configured: events stay in the local store only', false);
+    if (UPLINK_UP.test(u.state)) return setOut(out, 'connected to ' + u.url + ' (' + u.state + ')', false);
+    if (u.state === 'failed' || (u.state === 'backoff' && u.last_error))
+      return setOut(out, 'not connected to ' + u.url + ': ' + (u.last_error || u.state), true);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  setOut(out, 'still ' + u.state + ' after ' + seconds + ' s' + (u.last_error ? ': ' + u.last_error : ''), true);
+}
+
+async function saveUplink(ev) {
+  ev.preventDefault();
+  const url = ev.target.elements.url.value.trim();
+  const out = $('#uplink-result');
+  if (!await runCommand('config set', { key: 'uplink.url', value: url }, out, (a) => a.note || 'saved')) return;
+  await testUplink(out, 10);
+}
+
+async function deadAction(seq) {
+  await runCommand('uplink retry', seq ? { seq: String(seq) } : {}, $('#dead-result'),
+    (a) => fmtInt(a.retried) + ' dead letter' + (a.retried === 1 ? '' : 's') + ' sent again');
+  drawDeadLetters();
+}
+
+async function drawDeadLetters(st) {
+  if (!hasCommand('uplink deadletter')) return;
+  $('#uplink-card').hidden = false;
+  if (st && st.uplink) $('#uplink-now').textContent = st.uplink.url ? st.uplink.url + ' (' + st.uplink.state + ')' : 'none';
+  if ($('#deadletters').contains(document.activeElement)) return;
+  try {
+    const d = await getJSON(apiPath('uplink deadletter'));
+    const dead = d.dead || [];
+    $('#dead-count').textContent = '(' + fmtInt(d.total) + ')';
+    $('#dead-retry-all').hidden = !(d.total > 0 && hasCommand('uplink retry'));
+    if (dead.length === 0) {
+      $('#deadletters').replaceChildren(el('p', { class: 'quiet', text: 'none: the uplink took everything it was sent' }));
+      return;
+    }
+    $('#deadletters').replaceChildren(el('table', {},
+      el('thead', {}, el('tr', {}, ...['event', 'kind', 'reason', 'tries', 'last try', ''].map((h) => el('th', { text: h })))),
+      el('tbody', {}, ...dead.map((x) => {
+        const b = el('button', { type: 'button', class: 'secondary', 'data-action': 'retry', text: 'Retry' });
+        b.addEventListener('click', () => deadAction(x.seq));
+        return el('tr', { 'data-seq': String(x.seq) },
+          el('td', { class: 'url', title: x.id, text: shortKey(x.id) }),
+          el('td', { class: 'num', text: String(x.kind) }),
+          el('td', { class: 'err', text: x.reason }),
+          el('td', { class: 'num', text: fmtInt(x.attempts) }),
+          el('td', { text: ago(x.last_attempt_at) }),
+          el('td', {}, hasCommand('uplink retry') ? b : null));
+      }))));
   } catch (e) {
     $('#deadletters').replaceChildren(el('p', { class: 'quiet', text: e.message }));
   }
+}
+
+function setupBackfill() {
+  if (!hasCommand('backfill reset')) return;
+  $('#backfill-card').hidden = false;
+  const out = $('#backfill-result');
+  $('#reset-one').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const author = ev.target.elements.author.value.trim();
+    runCommand('backfill reset', { author }, out, (a) => 'reset ' + fmtInt(a.reset) +
+      ' relay cursor' + (a.reset === 1 ? '' : 's') + ' of ' + shortKey(author) + ': its history drains again');
+  });
+  // Destructive for everyone: asked for again in the page before it runs.
+  $('#reset-all').addEventListener('click', () => {
+    $('#reset-confirm').hidden = false;
+    $('#reset-all').disabled = true;
+    setOut(out, 'confirm below, or cancel', false);
+  });
+  const close = () => { $('#reset-confirm').hidden = true; $('#reset-all').disabled = false; };
+  $('#reset-all-no').addEventListener('click', () => { close(); setOut(out, 'cancelled: nothing was reset', false); });
+  $('#reset-all-yes').addEventListener('click', async () => {
+    close();
+    await runCommand('backfill reset', {}, out, (a) => 'reset ' + fmtInt(a.reset) +
+      ' relay cursors: every author\'s history drains again from the newest event');
+  });
+}
+
+function setupAdminCards() {
+  $('#root-add').addEventListener('submit', addRoot);
+  if (hasCommand('relays add')) {
+    $('#relay-add').hidden = false;
+    $('#relay-add').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const f = ev.target, url = f.elements.url.value.trim(), role = f.elements.role.value;
+      runCommand('relays add', { url, role }, $('#relay-result'), (a) => 'added ' + url + ' as ' + role +
+        (a.note ? '\n' + a.note : ''))
+        .then((a) => { if (a) f.elements.url.value = ''; refreshSoon(); });
+    });
+  }
+  $('#uplink-form').addEventListener('submit', saveUplink);
+  $('#uplink-check').addEventListener('click', () => testUplink($('#uplink-result'), 10));
+  $('#dead-retry-all').addEventListener('click', () => deadAction(0));
+  setupBackfill();
 }
 
 // ---- custom jobs ------------------------------------------------------------
@@ -318,7 +712,7 @@ async function createJob(ev) {
   try {
     const { ok, answer } = await postCommand('jobs new', body);
     if (!ok) return dryError(answer.error || 'refused');
-    showResult('jobs new: job ' + answer.job + ' created with ' + answer.batches + ' batches', false);
+    setOut($('#job-result'), 'jobs new: job ' + answer.job + ' created with ' + answer.batches + ' batches', false);
     dryKey = null;
     formChanged();
     await drawJobs();
@@ -352,10 +746,10 @@ function ago(t) {
 async function jobAction(name, id) {
   try {
     const { ok, answer } = await postCommand(name, { job: String(id) });
-    showResult(name + ' ' + id + ': ' + (ok ? 'done' : answer.error || 'refused'), !ok);
+    setOut($('#job-result'), name + ' ' + id + ': ' + (ok ? 'done' : answer.error || 'refused'), !ok);
     await drawJobs();
   } catch (e) {
-    showResult(name + ': ' + e.message, true);
+    setOut($('#job-result'), name + ': ' + e.message, true);
   }
 }
 
@@ -419,9 +813,9 @@ async function showDetail(id) {
       el('div', { class: 'row' }, el('h3', { text: 'Job ' + j.job + ': ' + j.label + ' — ' + j.status }), close),
       el('p', { class: 'quiet', text: j.summary + ' · ' + counts + (j.every ? ' · every ' + j.every : '') }),
       ...(j.error ? [el('p', { class: 'err', text: j.error })] : []),
-      rows.length ? el('table', {},
+      rows.length ? el('div', { class: 'scroll' }, el('table', {},
         el('thead', {}, el('tr', {}, ...['batch', 'relay', 'status', 'reason', 'attempts', 'pages', 'events'].map((h) => el('th', { text: h })))),
-        el('tbody', {}, ...rows)) : el('p', { class: 'quiet', text: 'every batch complete' }));
+        el('tbody', {}, ...rows))) : el('p', { class: 'quiet', text: 'every batch complete' }));
   } catch (e) {
     box.hidden = false;
     box.textContent = e.message;
@@ -453,7 +847,8 @@ async function refresh() {
     drawHeader(st);
     drawCards(st);
     drawRelays(st.relays || []);
-    await Promise.all([drawAuthors(), drawDeadLetters(), drawRecovery(st), drawServe(st), drawJobs()]);
+    await Promise.all([drawIngest(st), drawAuthors(), drawRoots(), drawDeadLetters(st), drawRecovery(st),
+      drawServe(st), drawJobs()]);
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (e) {
     $('#updated').textContent = 'no answer: ' + e.message;
@@ -477,6 +872,14 @@ function showResult(text, isError) {
   r.classList.toggle('error', isError);
 }
 
+// What a generic form says when its command went through.
+function doneText(cmd, a) {
+  if (cmd.name === 'config set')
+    return 'config set: done, ' + a.key + ' = ' + (a.value === '' ? '(empty)' : a.value) + ' (from the ' + a.source + ')' +
+      (a.note ? '\n' + a.note : '');
+  return cmd.name + ': done\n' + describe(a);
+}
+
 async function submit(ev, cmd) {
   ev.preventDefault();
   const form = ev.target, body = {};
@@ -484,20 +887,8 @@ async function submit(ev, cmd) {
     if (input.value !== '') body[input.name] = input.value;
   const button = form.querySelector('button');
   button.disabled = true;
-  try {
-    const r = await fetch(apiPath(cmd.name), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Authorization': 'Bearer ' + $('#token').value },
-      body: JSON.stringify(body),
-    });
-    const answer = await r.json();
-    if (!r.ok) showResult(cmd.name + ': ' + (answer.error || 'HTTP ' + r.status), true);
-    else showResult(cmd.name + ': done\n' + JSON.stringify(answer, null, 2), false);
-  } catch (e) {
-    showResult(cmd.name + ': ' + e.message, true);
-  } finally {
-    button.disabled = false;
-  }
+  await runCommand(cmd.name, body, form.querySelector('output'), (a) => doneText(cmd, a));
+  button.disabled = false;
 }
 
 function buildForm(cmd) {
@@ -509,10 +900,14 @@ function buildForm(cmd) {
   }));
   const form = el('form', { 'data-command': cmd.name },
     el('h3', { text: cmd.name }), el('p', { text: cmd.help }),
-    el('div', { class: 'row' }, ...inputs, el('button', { type: 'submit', text: 'Run' })));
+    el('div', { class: 'row' }, ...inputs, el('button', { type: 'submit', text: 'Run' })),
+    el('output', { class: 'form-result' }));
   form.addEventListener('submit', (ev) => submit(ev, cmd));
   return form;
 }
+
+const OWN_FORMS = ['roots add', 'roots remove', 'relays add', 'relays remove', 'relays role',
+  'uplink retry', 'backfill reset'];
 
 async function setup() {
   const token = $('#token');
@@ -520,9 +915,11 @@ async function setup() {
   token.addEventListener('input', () => sessionStorage.setItem(TOKEN_KEY, token.value));
   try {
     commands = (await getJSON('/api/help')).commands || [];
-    // Jobs have a card of their own.
+    // Jobs, roots, relays, the uplink and backfill resets have forms of their own.
     $('#forms').replaceChildren(...commands.filter((c) => c.mutating && !c.console_only &&
-      !c.name.startsWith('jobs ')).map(buildForm));
+      !c.name.startsWith('jobs ') && !OWN_FORMS.includes(c.name)).map(buildForm));
+    setupAuthors();
+    setupAdminCards();
     await setupJobs();
     const keys = (await getJSON('/api/config/list')).config || [];
     $('#config-keys').replaceChildren(...keys.map((k) => el('option', { value: k.key })));
