@@ -304,6 +304,13 @@ static const struct metric_def metric_defs[] = {
 	    "Subscriptions waiting for a free slot on the relay."),
 	GAUGE("relays[].recovery_pending", "cachebox_relay_recovery_pending",
 	    "Event ids waiting to be fetched again from the relay."),
+	GAUGE("relays[].last_open_at",
+	    "cachebox_relay_last_open_timestamp_seconds",
+	    "When the relay's connection last opened (Unix time, 0 never)."),
+	GAUGE("relays[].last_error_at",
+	    "cachebox_relay_last_error_timestamp_seconds",
+	    "When the relay's last error happened (Unix time, 0 none)."),
+	LEFT_OUT("ingest.rate_per_s"),		/* rate() of stored_total */
 	COUNTER("ingest.received", "cachebox_ingest_received_total",
 	    "Events handed to ingest (relays, jobs, recovery, the box's relay "
 	    "clients, imports); each lands in one of stored .. errors."),

@@ -259,7 +259,7 @@ static const struct command command_table[] = {
 	{ .name = "roots list", .params = "", .help = "the follow roots (npub "
 	  "and hex)", .run = cmd_roots_list },
 	{ .name = "roots add", .params = "key", .help = "add a follow root "
-	  "(npub or hex); the answer names it by its profile when known", .flags = MUT, .run = cmd_roots_add },
+	  "(npub or hex)", .flags = MUT, .run = cmd_roots_add },
 	{ .name = "roots remove", .params = "key", .help = "remove a follow "
 	  "root", .flags = MUT, .run = cmd_roots_remove },
 	{ .name = "log level", .params = "[level]", .help = "show the log "
