@@ -279,4 +279,9 @@
 #define NEG_VARINT_MAX_DIGITS		10		/* base-128 digits of one varint (64 bits) */
 #define NEG_REASON_MAX			128		/* bytes of a session's error reason */
 
+/* Notifications to the service manager (src/net/sdnotify.c, sd_notify(3)). */
+#define SDNOTIFY_STATUS_MAX		200		/* bytes of the one-line summary STATUS= carries, with its NUL */
+#define SDNOTIFY_MSG_MAX		512		/* bytes of one datagram (systemd takes up to 4096) */
+#define SDNOTIFY_STATUS_MS		5000		/* the summary is made again after, ms (a count over the followed authors; sent only when changed) */
+
 #endif
