@@ -22,8 +22,10 @@
 # reaching systemd) with a box key made on this boot; the status page
 # answers through the forwarded port and the console on hvc0 with the same
 # key; host name cachebox, avahi-daemon announcing cachebox.local, root
-# locked, no SSH server and no host keys; a clean shutdown (cacheboxd
-# stopped with success, the root file system clean).
+# locked, no SSH server and no host keys; a daemon stopped with SIGSTOP
+# (its loop no longer turning) killed by the watchdog and restarted with the
+# same key; a clean shutdown (cacheboxd stopped with success, the root file
+# system clean).
 # Second boot, after the owner's authorized_keys was put on the boot
 # partition as on a card in a PC: SSH as admin with that key (sudo works),
 # passwords refused, the same box key as before, a clean shutdown over SSH.
@@ -437,6 +439,36 @@ printf '       %-50s %s KiB (%s MiB)\n' "VmRSS (/proc on the board)" "$rss_kb" \
 printf '       %-50s %s bytes (%s MiB)\n' "rss_bytes (status page)" "${web_rss:-?}" \
     "$(python3 -c "print('%.1f' % (int('${web_rss:-0}') / 1048576))")"
 [ -n "$rss_kb" ] && done_ok || done_fail "no VmRSS"
+
+# A loop that stops turning: SIGSTOP stops the keep-alives exactly as a
+# stuck loop would (they come from a loop timer). Within WatchdogSec of the
+# last one, systemd kills it (SIGABRT, with a SIGCONT to deliver it) and
+# Restart=on-failure starts it again, with the same box key.
+step "a stopped loop: the watchdog kills and restarts cacheboxd"
+restarted() {
+	[ "$(unit_props cacheboxd NRestarts ActiveState SubState)" = "1 active running" ] &&
+	    [ "$(probe "systemctl show -p MainPID --value cacheboxd")" != "$pid" ]
+}
+probe "kill -STOP $pid" >/dev/null || true
+t_stop=$(date +%s.%N)
+if wait_until "$limit" restarted; then
+	ok=1
+	pid2=$(probe "systemctl show -p MainPID --value cacheboxd" || true)
+	printf '       %-50s %s s\n' "from SIGSTOP to running again" "$(since "$t_stop")"
+	expect "why it was restarted" "$(probe "journalctl -b -u cacheboxd -o cat | grep -o 'Watchdog timeout (limit [^)]*)!\\|Failed with result .watchdog.' | tr '\n' ','" || true)" \
+	    "Watchdog timeout (limit 1min)!,Failed with result 'watchdog'," || ok=0
+	expect "user of the new process" "$(probe "ps -o user= -p $pid2" || true)" cachebox || ok=0
+	if wait_until 120 curl -fsS -o "$work/status1b.json" "http://127.0.0.1:$http_port/api/status"; then
+		expect "npub on the page" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["npub"])' "$work/status1b.json")" \
+		    "$npub" || ok=0
+	else
+		ok=0
+	fi
+	pid=$pid2
+	[ "$ok" -eq 1 ] && done_ok "pid $pid" || done_fail "see above"
+else
+	done_fail "not restarted: $(unit_props cacheboxd NRestarts ActiveState SubState Result)"
+fi
 
 step "clean shutdown (systemctl poweroff)"
 probe "systemctl poweroff" >/dev/null || true
