@@ -12,7 +12,9 @@
 # from /etc/default/raspi-*), and cachebox's arm64 package installed with
 # apt, so its postinst (user, state directory, enabled unit, dtoverlay=dwc2)
 # runs as it would on a board. The root file system is found by label:
-# CBX_ROOT (ext4), the boot partition is CBX_BOOT (FAT).
+# CBX_ROOT (ext4), the boot partition is CBX_BOOT (FAT). First run: host
+# name cachebox, announced as cachebox.local by avahi-daemon; root locked;
+# SSH (keys only) only when the boot partition holds authorized_keys.
 #
 # The archive comes from this machine's apt sources, read by the functions
 # of toolchain/make-sysroot.sh (so both read them the same way), with the
@@ -119,6 +121,7 @@ packages=(
 	iproute2 iputils-ping ca-certificates less nano procps
 	linux-image-arm64 raspi-firmware firmware-brcm80211 wireless-regdb
 	initramfs-tools zstd e2fsprogs dosfstools cloud-guest-utils
+	avahi-daemon openssh-server sudo
 )
 
 # Runs mmdebstrap into $rootfs and marks it finished.
@@ -173,6 +176,20 @@ ls "$rootfs"/boot/firmware/vmlinuz-* >/dev/null 2>&1 ||
 	die "no kernel in /boot/firmware"
 grep -q '^dtoverlay=dwc2' "$rootfs/boot/firmware/config.txt" ||
 	die "config.txt lacks dtoverlay=dwc2"
+# The first run: cachebox.local, root locked, SSH only with the owner's key
+# and with host keys of the box's own.
+for f in etc/systemd/system/multi-user.target.wants/avahi-daemon.service \
+    etc/systemd/system/multi-user.target.wants/ssh.service \
+    etc/systemd/system/ssh.service.d/cachebox.conf \
+    etc/systemd/system/cachebox-ssh-keys.service \
+    etc/ssh/sshd_config.d/cachebox.conf usr/local/sbin/cachebox-ssh-keys; do
+	[ -e "$rootfs/$f" ] || [ -L "$rootfs/$f" ] || die "the root filesystem lacks /$f"
+done
+[ "$(cat "$rootfs/etc/hostname")" = cachebox ] || die "the host name is not cachebox"
+grep -q '^root:[!*]' "$rootfs/etc/shadow" || die "root is not locked"
+if ls "$rootfs"/etc/ssh/ssh_host_* >/dev/null 2>&1; then
+	die "the image holds SSH host keys; each box must make its own"
+fi
 
 say "writing $tarball"
 tar --numeric-owner --xattrs --acls -C "$rootfs" -c . |

@@ -32,6 +32,8 @@ customize() {
 	local root=$1 deb=$2 kver saved=0
 	system_files "$root"
 	first_boot_grow "$root"
+	first_run_mdns "$root"
+	first_run_ssh "$root"
 
 	# cachebox through apt, so its dependencies come from the archive and
 	# its postinst runs as on a board.
@@ -81,9 +83,10 @@ set_default() {
 	fi
 }
 
-# Host name, mounts by label, DHCP on the wired port, and a root account
-# without a password for the local console only (no SSH server is installed;
-# physical access is the box's root of trust, as for its own console).
+# Host name, mounts by label, DHCP on the wired port, and root locked: no
+# password, so no login as root anywhere. The box's own console (USB) needs
+# no login; a shell is reached over SSH with the owner's key only
+# (first_run_ssh).
 system_files() {
 	local root=$1
 	echo cachebox >"$root/etc/hostname"
@@ -104,7 +107,7 @@ system_files() {
 	DHCP=yes
 	EOF
 	chroot "$root" systemctl enable systemd-networkd.service
-	chroot "$root" passwd -d root >/dev/null
+	chroot "$root" usermod -p '!' root
 }
 
 # A card is larger than the image: on first boot, grow the root partition
@@ -139,6 +142,96 @@ first_boot_grow() {
 	WantedBy=multi-user.target
 	EOF
 	chroot "$root" systemctl enable cachebox-growroot.service
+}
+
+# cachebox.local: avahi-daemon announces the host name over mDNS (its
+# package enables it). systemd-resolved would answer mDNS on the same port;
+# it is told not to, so one stack answers.
+first_run_mdns() {
+	local root=$1
+	mkdir -p "$root/etc/systemd/resolved.conf.d"
+	cat >"$root/etc/systemd/resolved.conf.d/cachebox.conf" <<-'EOF'
+	# avahi-daemon answers mDNS (cachebox.local); resolved stays out of it.
+	[Resolve]
+	MulticastDNS=no
+	EOF
+	# (The link points into the new root by an absolute path: -L, not -e.)
+	[ -L "$root/etc/systemd/system/multi-user.target.wants/avahi-daemon.service" ] ||
+		die "avahi-daemon is not enabled"
+}
+
+# SSH stays off unless the owner puts an authorized_keys file on the boot
+# partition (/boot/firmware, the FAT partition any computer can write; the
+# Raspberry Pi OS way of turning SSH on). At each boot where the file is
+# there, cachebox-ssh-keys installs it for the user "admin" (made on first
+# use, no password, sudo without one: the key is the credential) and makes
+# the host keys this box has never had; then sshd starts, keys only. The
+# host keys openssh-server made while the image was built are deleted: two
+# boxes must never share them.
+first_run_ssh() {
+	local root=$1
+	rm -f "$root"/etc/ssh/ssh_host_*
+	chroot "$root" systemctl disable ssh.socket >/dev/null 2>&1 || true
+	cat >"$root/etc/ssh/sshd_config.d/cachebox.conf" <<-'EOF'
+	# cachebox: keys only, installed from the boot partition's authorized_keys.
+	PasswordAuthentication no
+	KbdInteractiveAuthentication no
+	PermitRootLogin no
+	AuthenticationMethods publickey
+	EOF
+	cat >"$root/usr/local/sbin/cachebox-ssh-keys" <<-'EOF'
+	#!/bin/sh
+	# Installs /boot/firmware/authorized_keys for the user admin and makes
+	# the SSH host keys if this box has none yet. A file that is not a list
+	# of public keys is refused, and SSH stays off.
+	set -eu
+	src=/boot/firmware/authorized_keys
+	user=admin
+	keys=$(mktemp)
+	trap 'rm -f "$keys"' EXIT
+	tr -d '\r' <"$src" >"$keys"	# written on Windows, perhaps
+	if ! ssh-keygen -l -f "$keys" >/dev/null 2>&1; then
+		echo "cachebox-ssh-keys: $src holds no public key; SSH stays off" >&2
+		exit 1
+	fi
+	if ! id "$user" >/dev/null 2>&1; then
+		adduser --quiet --disabled-password --gecos "cachebox owner" "$user"
+		adduser --quiet "$user" sudo
+	fi
+	home=$(getent passwd "$user" | cut -d: -f6)
+	install -d -m 0700 -o "$user" -g "$user" "$home/.ssh"
+	install -m 0600 -o "$user" -g "$user" "$keys" "$home/.ssh/authorized_keys"
+	ssh-keygen -A
+	echo "cachebox-ssh-keys: $(grep -c . "$keys") key(s) from $src installed for $user"
+	EOF
+	chmod 0755 "$root/usr/local/sbin/cachebox-ssh-keys"
+	cat >"$root/etc/systemd/system/cachebox-ssh-keys.service" <<-'EOF'
+	[Unit]
+	Description=Install the owner's SSH keys from the boot partition
+	Documentation=file:/usr/share/doc/cachebox/FIRMWARE.md
+	RequiresMountsFor=/boot/firmware
+	ConditionPathExists=/boot/firmware/authorized_keys
+	Before=ssh.service
+
+	[Service]
+	Type=oneshot
+	ExecStart=/usr/local/sbin/cachebox-ssh-keys
+	EOF
+	mkdir -p "$root/etc/systemd/system/ssh.service.d"
+	cat >"$root/etc/systemd/system/ssh.service.d/cachebox.conf" <<-'EOF'
+	# cachebox: sshd runs only while the boot partition holds authorized_keys.
+	[Unit]
+	RequiresMountsFor=/boot/firmware
+	ConditionPathExists=/boot/firmware/authorized_keys
+	Requires=cachebox-ssh-keys.service
+	After=cachebox-ssh-keys.service
+	EOF
+	printf '%s\n' '# cachebox: the owner, who logs in with a key only' \
+	    'admin ALL=(ALL:ALL) NOPASSWD: ALL' >"$root/etc/sudoers.d/cachebox-admin"
+	chmod 0440 "$root/etc/sudoers.d/cachebox-admin"
+	chroot "$root" visudo -c -q -f /etc/sudoers.d/cachebox-admin ||
+		die "sudoers file refused"
+	chroot "$root" systemctl enable ssh.service >/dev/null
 }
 
 case "${1:-}" in

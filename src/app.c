@@ -5,8 +5,11 @@
  * that follow from the configuration, and the sections parts add to the
  * status. It calls the parts' own functions only; it never touches their
  * state, and no part calls back into it except through the callbacks
- * main.c wires (the uplink's target change, the surfaces' config edits).
+ * main.c wires (the uplink's target change, the surfaces' config edits,
+ * the service manager's summary line).
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "app.h"
@@ -15,6 +18,9 @@
 #include "net/url.h"
 #include "nostr/nip19.h"
 #include "relay/pool.h"
+#include "store/cursors.h"
+#include "store/events.h"
+#include "store/store.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
@@ -152,4 +158,116 @@ app_config_changed(struct app *app, const char *key)
 	if ((is(key, "follow.roots") || is(key, "relays.bootstrap")) &&
 	    app->follow != NULL)
 		follow_refresh(app->follow);
+}
+
+/* ---- the one-line summary ---------------------------------------------- */
+
+/* Append ", " (unless buf is empty) and the formatted text; truncates. */
+static void __attribute__((format(printf, 3, 4)))
+summary_add(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t	used = strnlen(buf, len);
+	va_list	ap;
+
+	if (used > 0 && used + 2 < len) {
+		memcpy(buf + used, ", ", 3);
+		used += 2;
+	}
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Where the follow graph and the author drain are. */
+static void
+summary_backfill(const struct app *app, char *buf, size_t len)
+{
+	struct store_cursor_summary	s;
+
+	if (store_cursors_summary(app->store, &s) == -1) {
+		summary_add(buf, len, "backfill unknown");
+		return;
+	}
+	if (s.authors_total == 0) {
+		if (*config_get(app->cfg, "follow.roots") == '\0')
+			summary_add(buf, len, "no roots to follow");
+		else if (app->follow != NULL && !follow_resolved(app->follow))
+			summary_add(buf, len, "reading follow lists");
+		else
+			summary_add(buf, len, "following nobody");
+	} else if (!config_get_bool(app->cfg, "backfill.enabled"))
+		summary_add(buf, len, "following %lld authors, backfill off",
+		    (long long)s.authors_total);
+	else if (s.authors_draining > 0)
+		summary_add(buf, len, "draining %lld/%lld authors",
+		    (long long)(s.authors_complete + s.authors_incomplete),
+		    (long long)s.authors_total);
+	else if (s.authors_incomplete > 0)
+		summary_add(buf, len, "%lld authors backfilled, %lld incomplete",
+		    (long long)s.authors_total, (long long)s.authors_incomplete);
+	else
+		summary_add(buf, len, "%lld authors backfilled",
+		    (long long)s.authors_total);
+}
+
+/* Upstream relays open now, of those the pool runs. */
+static void
+summary_relays(const struct app *app, char *buf, size_t len)
+{
+	struct pool_relay_info	info;
+	size_t			i, n, open = 0;
+
+	if (app->pool == NULL || (n = pool_relay_count(app->pool)) == 0)
+		return;
+	for (i = 0; i < n; i++)
+		if (pool_relay_info(app->pool, i, &info) == 0 &&
+		    strcmp(info.state, "open") == 0)
+			open++;
+	summary_add(buf, len, "%zu/%zu relays open", open, n);
+}
+
+static void
+summary_uplink(const struct app *app, char *buf, size_t len)
+{
+	struct uplink_status	st;
+
+	if (app->uplink == NULL || !uplink_configured(app->uplink)) {
+		summary_add(buf, len, "no uplink");
+		return;
+	}
+	uplink_status(app->uplink, &st);
+	if (strcmp(st.state, "open") == 0 || strcmp(st.state, "sending") == 0 ||
+	    strcmp(st.state, "ready") == 0)
+		summary_add(buf, len, "uplink ok");
+	else
+		summary_add(buf, len, "uplink %s", st.state);
+}
+
+/*
+ * The service manager's STATUS= line (sdnotify_status_fn; arg: the app):
+ * "draining 120/688 authors, 45210 events, 4/5 relays open, uplink ok".
+ * Cheap enough for every few seconds: the counts are the store's
+ * maintained ones plus one pass over the followed authors.
+ */
+void
+app_summary(void *arg, char *buf, size_t len)
+{
+	const struct app	*app = arg;
+	int64_t			 events, bytes;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	if (store_damaged(app->store))
+		summary_add(buf, len, "store damaged (see the log)");
+	summary_backfill(app, buf, len);
+	if (store_events_totals(app->store, &events, &bytes) == 0)
+		summary_add(buf, len, "%lld events", (long long)events);
+	if (app->retention != NULL &&
+	    retention_state(app->retention) != RETENTION_WITHIN)
+		summary_add(buf, len, "store full");
+	summary_relays(app, buf, len);
+	summary_uplink(app, buf, len);
 }

@@ -8,6 +8,7 @@
 #define CACHEBOX_APP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -105,6 +106,13 @@ void	app_config_lend_checks(void);
 void	app_ingest_configure(struct app *);
 /* The uplink's target changed (uplink_opts.target_changed; arg: the app). */
 void	app_uplink_target_changed(void *arg);
+/*
+ * One line of summary for the service manager's STATUS= (the signature of
+ * sdnotify_status_fn; arg: the app): "draining 120/688 authors, 45210
+ * events, 4/5 relays open, uplink ok". Written into buf (len bytes),
+ * truncated to fit.
+ */
+void	app_summary(void *arg, char *buf, size_t len);
 /*
  * Add a section to the status document: add(part, obj) fills obj, named
  * name, at every status. 0, or -1 when APP_MAX_SECTIONS are taken.

@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "net/dns.h"
+#include "net/sdnotify.h"
 #include "nostr/nip19.h"
 #include "relay/pool.h"
 #include "serve/serve.h"
@@ -554,8 +555,9 @@ stop_parts(struct app *app)
 static int
 run(struct options *o)
 {
-	struct app	app = { 0 };
-	int		rc;
+	struct app	 app = { 0 };
+	struct sdnotify	*notify;
+	int		 rc;
 
 	if ((app.cfg = config_from_options(o)) == NULL)
 		return 1;
@@ -577,7 +579,14 @@ run(struct options *o)
 	apply_log_level(app.cfg);
 	log_info("cacheboxd %s started; state %s; box key %s", CACHEBOX_VERSION,
 	    app.state_dir, app.npub);
+	/* Under systemd (Type=notify): ready now that the store is open and
+	 * the surfaces listen; a watchdog keep-alive while the loop turns. */
+	notify = sdnotify_open(app.loop, getenv("NOTIFY_SOCKET"),
+	    getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), app_summary, &app);
+	sdnotify_ready(notify);
 	rc = loop_run(app.loop) == 0 ? app.exit_status : 1;
+	sdnotify_stopping(notify);
+	sdnotify_free(notify);
 	stop_parts(&app);
 	log_info("stopped");
 	return rc;

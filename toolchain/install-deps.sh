@@ -7,8 +7,10 @@
 #                                      clang and its libFuzzer runtime, chromium,
 #                                      prometheus for promtool, which checks /metrics)
 #   toolchain/install-deps.sh cross    plus cross compilers, mmdebstrap and qemu-user
-#   toolchain/install-deps.sh image    plus what firmware/build-image.sh runs
-#                                      (mmdebstrap, qemu-user, zstd, arch-test)
+#   toolchain/install-deps.sh image    plus what firmware/build-image.sh and
+#                                      firmware/boot-test.sh run (mmdebstrap,
+#                                      qemu-user, zstd, arch-test, the SD card
+#                                      tools, qemu-system-aarch64, ssh, curl)
 # Sets combine: toolchain/install-deps.sh test cross
 set -eu
 
@@ -23,8 +25,11 @@ curl python3 procps chromium prometheus"
 # mmdebstrap needs gpg and the archive keyring (it only recommends gpg).
 cross_pkgs="mmdebstrap gpg debian-archive-keyring qemu-user-static
 gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf"
+# qemu-system-arm is Debian's package of qemu-system-aarch64; the boot test
+# uses only virtio-mmio devices, so none of its recommended firmware is needed.
 image_pkgs="mmdebstrap gpg debian-archive-keyring qemu-user-static zstd
-arch-test"
+arch-test fdisk dosfstools mtools e2fsprogs qemu-system-arm openssh-client
+curl python3"
 
 want="$build_pkgs"
 for extra in "$@"; do

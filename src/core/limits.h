@@ -366,4 +366,9 @@
 #define BACKUP_STEP_GAP_MS		5		/* pause between two backup steps, ms */
 #define BACKUP_BUSY_RETRY_MS		20		/* retry of a step that found a write transaction open, ms */
 
+/* Notifications to the service manager (src/net/sdnotify.c, sd_notify(3)). */
+#define SDNOTIFY_STATUS_MAX		200		/* bytes of the one-line summary STATUS= carries, with its NUL */
+#define SDNOTIFY_MSG_MAX		512		/* bytes of one datagram (systemd takes up to 4096) */
+#define SDNOTIFY_STATUS_MS		5000		/* the summary is made again after, ms (a count over the followed authors; sent only when changed) */
+
 #endif

@@ -1,0 +1,538 @@
+#!/bin/bash
+# Boots the arm64 root filesystem that `make image` produces under
+# qemu-system-aarch64 and checks that it comes up as a cachebox, twice:
+#   firmware/boot-test.sh [TARBALL]   (default out/cachebox-rootfs-arm64.tar.zst)
+#
+# The disk is the SD card image firmware/make-img.sh makes from a copy of
+# the tarball (MBR, CBX_BOOT FAT, CBX_ROOT ext4), on a virtio disk of QEMU's
+# "virt" board; the kernel and initramfs are the image's own Debian ones,
+# from its /boot, with the root= of its cmdline.txt. User-mode networking
+# forwards a host port to the status page (8080) and one to SSH (22); the
+# emulated UART (ttyAMA0) is the system console, logged to a file.
+#
+# The test's copy, and only it, gets what the test needs to look inside:
+# console.tty on the first virtio console (hvc0, a socket on the host, in
+# place of the USB gadget) with the unit allowed to open it, a probe that
+# runs the host's commands as root on the second one (hvc1), and a line on
+# the system console when cacheboxd has stopped. The shipped image has none
+# of it.
+#
+# First boot: systemd reaches multi-user with no failed unit; cacheboxd runs
+# as user cachebox (Type=notify: ready, a STATUS= line, watchdog keep-alives
+# reaching systemd) with a box key made on this boot; the status page
+# answers through the forwarded port and the console on hvc0 with the same
+# key; host name cachebox, avahi-daemon announcing cachebox.local, root
+# locked, no SSH server and no host keys; a daemon stopped with SIGSTOP
+# (its loop no longer turning) killed by the watchdog and restarted with the
+# same key; a clean shutdown (cacheboxd stopped with success, the root file
+# system clean).
+# Second boot, after the owner's authorized_keys was put on the boot
+# partition as on a card in a PC: SSH as admin with that key (sudo works),
+# passwords refused, the same box key as before, a clean shutdown over SSH.
+# Each step prints how long it took; the daemon's RSS is printed as the
+# board sees it (/proc) and as the status page reports it.
+#
+# Root only (the tarball's owners, mkfs.ext4 -d). Slow: a system emulated
+# instruction by instruction; not part of CI.
+#
+# Environment:
+#   CACHEBOX_BOOT_WORK     scratch directory (default <top>/build-boot-test)
+#   CACHEBOX_BOOT_CPU      QEMU CPU (default cortex-a53, the Pi 3's and
+#                          Zero 2 W's core)
+#   CACHEBOX_BOOT_MEM_MB   memory (default 1024, a Pi 3's)
+#   CACHEBOX_BOOT_TIMEOUT  seconds any one step may take (default 900)
+set -euo pipefail
+
+die() { echo "boot-test: $*" >&2; exit 1; }
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tarball=${1:-$top/out/cachebox-rootfs-arm64.tar.zst}
+work=${CACHEBOX_BOOT_WORK:-$top/build-boot-test}
+cpu=${CACHEBOX_BOOT_CPU:-cortex-a53}
+mem=${CACHEBOX_BOOT_MEM_MB:-1024}
+limit=${CACHEBOX_BOOT_TIMEOUT:-900}
+
+[ "$(id -u)" -eq 0 ] || die "run as root (the root filesystem's owners)"
+[ -f "$tarball" ] || die "no $tarball (make image)"
+for tool in qemu-system-aarch64 zstd mkfs.ext4 dumpe2fs sfdisk mkfs.vfat mcopy \
+    ssh ssh-keygen curl python3; do
+	command -v "$tool" >/dev/null ||
+		die "$tool is missing (toolchain/install-deps.sh image)"
+done
+
+# ---- reporting ---------------------------------------------------------
+
+fails=0
+t_begin=$(date +%s.%N)
+t_boot=$t_begin
+t_step=$t_begin
+since() { python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(date +%s.%N)"; }
+# step NAME: a step begins now.
+step() { step_name=$1; t_step=$(date +%s.%N); }
+# done_ok [DETAIL], done_fail DETAIL: the step's verdict, its duration and
+# the time since the emulated board was powered on.
+done_ok() {
+	printf 'ok   %-58s %7ss  (boot +%ss)%s\n' "$step_name" "$(since "$t_step")" \
+	    "$(since "$t_boot")" "${1:+  $1}"
+}
+done_fail() {
+	fails=$((fails + 1))
+	printf 'FAIL %-58s %7ss  (boot +%ss)  %s\n' "$step_name" "$(since "$t_step")" \
+	    "$(since "$t_boot")" "$1"
+}
+# expect NAME ACTUAL WANTED: a check within a step, printed on its own line.
+expect() {
+	if [ "$2" = "$3" ]; then
+		printf '       %-50s %s\n' "$1" "$2"
+		return 0
+	fi
+	printf '       %-50s %s  (wanted %s)\n' "$1" "$2" "$3"
+	return 1
+}
+
+# ---- talking to the board ------------------------------------------------
+
+# talk SOCKET TIMEOUT SEND PATTERN: connect to a QEMU chardev socket, send
+# SEND, read until the Python regular expression PATTERN matches what came
+# back (carriage returns dropped); print it. Fails on a timeout.
+talk() {
+	python3 - "$@" <<'PY'
+import re, socket, sys, time
+path, timeout, send, pattern = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(path)
+s.sendall(send.encode())
+got, end = b"", time.time() + timeout
+while time.time() < end:
+    s.settimeout(max(0.05, end - time.time()))
+    try:
+        chunk = s.recv(65536)
+    except socket.timeout:
+        break
+    if not chunk:
+        break
+    got += chunk
+    text = got.decode("utf-8", "replace").replace("\r", "")
+    m = re.search(pattern, text, re.S)
+    if m:
+        print(m.group(1) if m.groups() else m.group(0), end="")
+        sys.exit(0)
+sys.stdout.write(got.decode("utf-8", "replace"))
+sys.exit(1)
+PY
+}
+
+# probe COMMAND: run a shell command as root on the board (through the
+# test copy's probe on hvc1); its output on stdout, its exit status.
+# PROBE_WAIT is how long its answer may take (a line sent before the probe
+# reads hvc1 is lost: asking whether it is there uses a short one).
+probe_n=0
+PROBE_WAIT=120
+probe() {
+	local out st
+	probe_n=$((probe_n + 1))
+	out=$(talk "$work/probe.sock" "$PROBE_WAIT" \
+	    "echo @@begin-$probe_n; { $1; } 2>&1; echo \"@@end-$probe_n \$?\""$'\n' \
+	    "@@begin-$probe_n\n(.*@@end-$probe_n \d+)\n") || return 99
+	st=${out##*@@end-$probe_n }
+	out=${out%@@end-$probe_n *}
+	printf '%s' "$out"
+	return "$st"
+}
+
+# wait_until SECONDS COMMAND...: retry until the command succeeds; fails
+# when QEMU is gone or the time is up.
+wait_until() {
+	local end=$((SECONDS + $1)); shift
+	until "$@" >/dev/null 2>&1; do
+		kill -0 "$qemu_pid" 2>/dev/null || return 1
+		[ $SECONDS -ge $end ] && return 1
+		sleep 1
+	done
+}
+
+# ---- the test's copy of the root filesystem -----------------------------
+
+# What the test needs inside the board; only in its copy (see the top).
+add_test_parts() {
+	local r=$1
+	sed -i 's|^console\.tty *=.*|console.tty = /dev/hvc0|' "$r/etc/cachebox/cachebox.conf"
+	grep -qx 'console.tty = /dev/hvc0' "$r/etc/cachebox/cachebox.conf" ||
+		die "cannot point console.tty at /dev/hvc0 in the test copy"
+	mkdir -p "$r/etc/systemd/system/cacheboxd.service.d"
+	cat >"$r/etc/systemd/system/cacheboxd.service.d/boot-test.conf" <<-'EOF'
+	# boot test only: the console on the first virtio console, and a word
+	# on the system console once the daemon has stopped.
+	[Service]
+	DeviceAllow=/dev/hvc0 rw
+	DeviceAllow=/dev/console w
+	ExecStopPost=+/bin/sh -c 'echo "boot-test: cacheboxd stopped: $$SERVICE_RESULT $$EXIT_CODE $$EXIT_STATUS" >/dev/console'
+	EOF
+	echo 'KERNEL=="hvc0", GROUP="cachebox", MODE="0660"' \
+	    >"$r/etc/udev/rules.d/99-boot-test-hvc0.rules"
+	ln -sf /dev/null "$r/etc/systemd/system/serial-getty@hvc0.service"
+	ln -sf /dev/null "$r/etc/systemd/system/serial-getty@hvc1.service"
+	cat >"$r/usr/local/sbin/boot-test-probe" <<-'EOF'
+	#!/bin/sh
+	# boot test only: every line read on /dev/hvc1 is run as a root shell command.
+	stty -F /dev/hvc1 -echo -onlcr
+	exec </dev/hvc1 >/dev/hvc1 2>&1
+	while IFS= read -r line; do sh -c "$line" </dev/null; done
+	EOF
+	chmod 0755 "$r/usr/local/sbin/boot-test-probe"
+	cat >"$r/etc/systemd/system/boot-test-probe.service" <<-'EOF'
+	[Unit]
+	Description=boot test probe on hvc1 (test copy only)
+	Requires=dev-hvc1.device
+	After=dev-hvc1.device
+
+	[Service]
+	ExecStart=/usr/local/sbin/boot-test-probe
+	Restart=always
+	EOF
+	ln -sf /etc/systemd/system/boot-test-probe.service \
+	    "$r/etc/systemd/system/multi-user.target.wants/boot-test-probe.service"
+}
+
+# ---- the emulated board ---------------------------------------------------
+
+# boot: power the board on; QEMU's pid in qemu_pid, the console in serial.log.
+boot() {
+	rm -f "$work"/{console,probe}.sock
+	: >"$work/serial.log"
+	qemu-system-aarch64 -M virt -cpu "$cpu" -smp 2 -m "$mem" \
+	    -display none -no-reboot -nodefaults \
+	    -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	    -drive "file=$disk,format=raw,if=none,id=sd" \
+	    -device virtio-blk-device,drive=sd \
+	    -netdev "user,id=lan,hostfwd=tcp:127.0.0.1:$http_port-:8080,hostfwd=tcp:127.0.0.1:$ssh_port-:22" \
+	    -device virtio-net-device,netdev=lan \
+	    -chardev "file,id=uart,path=$work/serial.log" -serial chardev:uart \
+	    -device virtio-serial-device \
+	    -chardev "socket,id=con,path=$work/console.sock,server=on,wait=off" \
+	    -device virtconsole,chardev=con \
+	    -chardev "socket,id=probe,path=$work/probe.sock,server=on,wait=off" \
+	    -device virtconsole,chardev=probe \
+	    >"$work/qemu.log" 2>&1 &
+	qemu_pid=$!
+	t_boot=$(date +%s.%N)
+}
+
+# A board that did not get there: what it said last, then stop it.
+post_mortem() {
+	echo "---- last lines of the system console ----"
+	tail -n 40 "$work/serial.log" | tr -d '\r' || true
+	echo "---- qemu ----"
+	cat "$work/qemu.log" || true
+	if [ -S "$work/probe.sock" ]; then
+		echo "---- failed units, cacheboxd's journal ----"
+		probe "systemctl --failed --no-pager; journalctl -b --no-pager -n 30 -u cacheboxd" || true
+	fi
+}
+
+stop_board() {
+	if [ -n "${qemu_pid:-}" ] && kill -0 "$qemu_pid" 2>/dev/null; then
+		kill "$qemu_pid" 2>/dev/null || true
+		wait "$qemu_pid" 2>/dev/null || true
+	fi
+	qemu_pid=
+}
+trap stop_board EXIT
+
+# fatal_step DETAIL: a step the rest depends on failed.
+fatal_step() {
+	done_fail "$1"
+	post_mortem
+	stop_board
+	echo "boot-test: FAILED ($fails)"
+	exit 1
+}
+
+# Until the system is up: the kernel, the probe, multi-user.
+wait_system_up() {
+	step "kernel starts (system console)"
+	wait_until "$limit" grep -q 'Linux version' "$work/serial.log" ||
+		fatal_step "no kernel message on ttyAMA0"
+	done_ok "$(grep -m1 -o 'Linux version [^ ]*' "$work/serial.log")"
+
+	step "userspace: the probe answers on hvc1"
+	wait_until "$limit" probe_there || fatal_step "no answer on hvc1"
+	done_ok
+
+	step "systemd reaches multi-user, no unit failed"
+	wait_until "$limit" system_settled || fatal_step "still starting"
+	state=$(probe "systemctl is-system-running" || true)
+	if [ "$state" = running ] &&
+	    [ "$(probe "systemctl is-active multi-user.target" || true)" = active ]; then
+		done_ok "$state"
+		printf '       %s\n' "$(probe "systemd-analyze time | head -n1" || true)"
+	else
+		done_fail "system is $state: $(probe "systemctl --failed --no-legend --plain | cut -d' ' -f1 | tr '\n' ' '" || true)"
+	fi
+}
+
+# unit_props UNIT PROPERTY...: the values, in the order asked, one line.
+unit_props() {
+	local u=$1 p v out=""
+	shift
+	for p in "$@"; do
+		v=$(probe "systemctl show -p $p --value $u" || true)
+		out="$out${out:+ }$v"
+	done
+	printf '%s' "$out"
+}
+
+probe_there() { PROBE_WAIT=5 probe true; }
+
+system_settled() {
+	local s
+	s=$(probe "systemctl is-system-running") || true
+	[ "$s" != initializing ] && [ "$s" != starting ] && [ -n "$s" ]
+}
+
+# wait_off: the board powers itself off; checks QEMU's exit and the disk.
+wait_off() {
+	local rc=0 end=$((SECONDS + limit))
+	while kill -0 "$qemu_pid" 2>/dev/null && [ $SECONDS -lt $end ]; do
+		sleep 1
+	done
+	kill -0 "$qemu_pid" 2>/dev/null && fatal_step "still running after ${limit}s"
+	wait "$qemu_pid" || rc=$?
+	qemu_pid=
+	local ok=1 said fs
+	expect "QEMU exit status" "$rc" 0 || ok=0
+	said=$(grep -a -o 'boot-test: cacheboxd stopped: .*' "$work/serial.log" | tr -d '\r' | tail -n1 || true)
+	expect "cacheboxd stopped" "${said#boot-test: cacheboxd stopped: }" "success exited 0" || ok=0
+	expect "kernel says" "$(grep -a -o 'reboot: Power down' "$work/serial.log" | tail -n1 || true)" \
+	    "reboot: Power down" || ok=0
+	fs=$(dumpe2fs -h "$disk?offset=$root_offset" 2>/dev/null |
+	    sed -n 's/^Filesystem state: *//p')
+	expect "root file system state" "$fs" clean || ok=0
+	if dumpe2fs -h "$disk?offset=$root_offset" 2>/dev/null |
+	    grep -q '^Filesystem features:.*needs_recovery'; then
+		expect "root file system journal" "needs recovery" "clean" || ok=0
+	fi
+	if [ "$ok" -eq 1 ]; then done_ok; else done_fail "not a clean shutdown"; fi
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# ---- preparation -----------------------------------------------------------
+
+echo "boot-test: $tarball on qemu-system-aarch64 -M virt -cpu $cpu -smp 2 -m $mem"
+step "prepare the test copy and its SD card image"
+mkdir -p "$work"
+rootfs=$work/rootfs
+disk=$work/sdcard.img
+if grep -q " $rootfs/" /proc/mounts; then
+	die "file systems are mounted under $rootfs; unmount them first"
+fi
+rm -rf --one-file-system "$rootfs" "$disk"
+mkdir "$rootfs"
+tar -C "$rootfs" --zstd --numeric-owner --xattrs --acls -xpf "$tarball"
+[ ! -e "$rootfs/var/lib/cachebox/box.key" ] || die "the image holds a box key"
+kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
+kernel=$work/vmlinuz-$kver
+initrd=$work/initrd.img-$kver
+cp "$rootfs/boot/vmlinuz-$kver" "$kernel" || die "no /boot/vmlinuz-$kver in the image"
+cp "$rootfs/boot/initrd.img-$kver" "$initrd" || die "no /boot/initrd.img-$kver in the image"
+# The Pi's command line, with the virt board's UART as the console.
+cmdline=$(tr -s ' \n' '  ' <"$rootfs/boot/firmware/cmdline.txt" |
+    sed -e 's/console=[^ ]*//g' -e 's/  */ /g' -e 's/^ //' -e 's/ $//')
+cmdline="$cmdline console=ttyAMA0 panic=-1"
+case $cmdline in *root=*) ;; *) die "cmdline.txt names no root= ($cmdline)" ;; esac
+add_test_parts "$rootfs"
+"$top/firmware/make-img.sh" "$rootfs" "$disk" 2048 256
+rm -rf --one-file-system "$rootfs"
+boot_offset=$(sfdisk -J "$disk" | python3 -c 'import json,sys; print(json.load(sys.stdin)["partitiontable"]["partitions"][0]["start"] * 512)')
+root_offset=$(sfdisk -J "$disk" | python3 -c 'import json,sys; print(json.load(sys.stdin)["partitiontable"]["partitions"][1]["start"] * 512)')
+http_port=$(free_port)
+ssh_port=$(free_port)
+done_ok "kernel $kver; $cmdline"
+
+# ---- first boot --------------------------------------------------------------
+
+echo "boot-test: first boot (no authorized_keys on the boot partition)"
+boot
+wait_system_up
+
+step "cacheboxd runs as user cachebox (Type=notify, watchdog)"
+pid=$(probe "systemctl show -p MainPID --value cacheboxd" || true)
+ok=1
+expect "user" "$(probe "ps -o user= -p $pid" || true)" cachebox || ok=0
+expect "unit state" "$(unit_props cacheboxd Type ActiveState SubState NRestarts)" \
+    "notify active running 0" || ok=0
+status_text=$(probe "systemctl show -p StatusText --value cacheboxd" || true)
+printf '       %-50s %s\n' "systemd's status line" "$status_text"
+[ -n "$status_text" ] || ok=0
+t_exec=$(probe "systemctl show -p ExecMainStartTimestampMonotonic --value cacheboxd" || true)
+t_ready=$(probe "systemctl show -p ActiveEnterTimestampMonotonic --value cacheboxd" || true)
+printf '       %-50s %s s\n' "from exec to READY=1 (systemd's clock)" \
+    "$(python3 -c "print('%.2f' % ((int('${t_ready:-0}') - int('${t_exec:-0}')) / 1e6))")"
+wd_usec=$(probe "systemctl show -p WatchdogUSec --value cacheboxd" || true)
+wd1=$(probe "systemctl show -p WatchdogTimestampMonotonic --value cacheboxd" || true)
+[ "$ok" -eq 1 ] && done_ok "pid $pid" || done_fail "see above"
+
+step "the watchdog's keep-alives reach systemd"
+wd_changed() { [ "$(probe "systemctl show -p WatchdogTimestampMonotonic --value cacheboxd")" != "$wd1" ]; }
+if [ -n "$wd_usec" ] && [ "$wd_usec" != 0 ] && [ "$wd_usec" != infinity ] &&
+    wait_until 300 wd_changed; then
+	done_ok "WatchdogSec $wd_usec; last keep-alive moved on"
+else
+	done_fail "WatchdogUSec '$wd_usec', the keep-alive timestamp stayed at $wd1"
+fi
+
+step "the box key was made on this first boot"
+ok=1
+expect "box.key owner and mode" "$(probe "stat -c '%U %a' /var/lib/cachebox/box.key" || true)" \
+    "cachebox 600" || ok=0
+npub=$(probe "journalctl -b -u cacheboxd -o cat | sed -n 's/.*box key \(npub1[0-9a-z]*\).*/\1/p' | head -n1" || true)
+printf '       %-50s %s\n' "key in the journal" "$npub"
+[ "${npub#npub1}" != "$npub" ] || ok=0
+[ "$ok" -eq 1 ] && done_ok || done_fail "no fresh key"
+
+step "the status page answers through the forwarded port"
+if wait_until 120 curl -fsS -o "$work/status.json" "http://127.0.0.1:$http_port/api/status"; then
+	web_npub=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["npub"])' "$work/status.json")
+	web_rss=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rss_bytes"])' "$work/status.json")
+	page=$(curl -fsS -o /dev/null -w '%{http_code} %{content_type}' "http://127.0.0.1:$http_port/")
+	ok=1
+	expect "npub on the page" "$web_npub" "$npub" || ok=0
+	expect "GET /" "${page%%;*}" "200 text/html" || ok=0
+	[ "$ok" -eq 1 ] && done_ok "http://127.0.0.1:$http_port/" || done_fail "wrong answers"
+else
+	done_fail "no answer on 127.0.0.1:$http_port"
+fi
+
+step "the console answers a command on hvc0"
+con=$(talk "$work/console.sock" 60 $'\rkey\r' 'npub: (npub1[0-9a-z]+)' || true)
+if expect "key on the console" "$con" "$npub"; then done_ok; else done_fail "no key on hvc0"; fi
+
+step "first run: cachebox.local, root locked, SSH off"
+ok=1
+expect "host name" "$(probe hostname || true)" cachebox || ok=0
+expect "avahi-daemon" "$(probe "systemctl is-active avahi-daemon" || true)" active || ok=0
+expect "avahi announces" "$(probe "journalctl -b -u avahi-daemon -o cat | grep -o 'Host name is [^ ]*' | tail -n1" || true)" \
+    "Host name is cachebox.local." || ok=0
+expect "root password" "$(probe "passwd -S root | cut -d' ' -f2" || true)" L || ok=0
+expect "ssh.service" "$(probe "systemctl is-active ssh.service" || true)" inactive || ok=0
+expect "ssh.service condition" "$(probe "systemctl show -p ConditionResult --value ssh.service" || true)" no || ok=0
+expect "listening on port 22" "$(probe "ss -Htln 'sport = :22' | wc -l" || true)" 0 || ok=0
+expect "SSH host keys" "$(probe "ls /etc/ssh/ssh_host_* 2>/dev/null | wc -l" || true)" 0 || ok=0
+banner=$(python3 - "$ssh_port" <<'PY' || true
+import socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+    s.settimeout(10)
+    print(s.recv(64).decode("ascii", "replace").strip() or "closed")
+except OSError as e:
+    print("closed")
+PY
+)
+expect "SSH through the forwarded port" "$banner" closed || ok=0
+[ "$ok" -eq 1 ] && done_ok || done_fail "see above"
+
+step "the daemon's memory on the emulated board"
+rss_kb=$(probe "awk '/^VmRSS:/ { print \$2 }' /proc/$pid/status" || true)
+printf '       %-50s %s KiB (%s MiB)\n' "VmRSS (/proc on the board)" "$rss_kb" \
+    "$(python3 -c "print('%.1f' % (int('${rss_kb:-0}') / 1024))")"
+printf '       %-50s %s bytes (%s MiB)\n' "rss_bytes (status page)" "${web_rss:-?}" \
+    "$(python3 -c "print('%.1f' % (int('${web_rss:-0}') / 1048576))")"
+[ -n "$rss_kb" ] && done_ok || done_fail "no VmRSS"
+
+# A loop that stops turning: SIGSTOP stops the keep-alives exactly as a
+# stuck loop would (they come from a loop timer). Within WatchdogSec of the
+# last one, systemd kills it (SIGABRT, with a SIGCONT to deliver it) and
+# Restart=on-failure starts it again, with the same box key.
+step "a stopped loop: the watchdog kills and restarts cacheboxd"
+restarted() {
+	[ "$(unit_props cacheboxd NRestarts ActiveState SubState)" = "1 active running" ] &&
+	    [ "$(probe "systemctl show -p MainPID --value cacheboxd")" != "$pid" ]
+}
+probe "kill -STOP $pid" >/dev/null || true
+t_stop=$(date +%s.%N)
+if wait_until "$limit" restarted; then
+	ok=1
+	pid2=$(probe "systemctl show -p MainPID --value cacheboxd" || true)
+	printf '       %-50s %s s\n' "from SIGSTOP to running again" "$(since "$t_stop")"
+	expect "why it was restarted" "$(probe "journalctl -b -u cacheboxd -o cat | grep -o 'Watchdog timeout (limit [^)]*)!\\|Failed with result .watchdog.' | tr '\n' ','" || true)" \
+	    "Watchdog timeout (limit 1min)!,Failed with result 'watchdog'," || ok=0
+	expect "user of the new process" "$(probe "ps -o user= -p $pid2" || true)" cachebox || ok=0
+	if wait_until 120 curl -fsS -o "$work/status1b.json" "http://127.0.0.1:$http_port/api/status"; then
+		expect "npub on the page" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["npub"])' "$work/status1b.json")" \
+		    "$npub" || ok=0
+	else
+		ok=0
+	fi
+	pid=$pid2
+	[ "$ok" -eq 1 ] && done_ok "pid $pid" || done_fail "see above"
+else
+	done_fail "not restarted: $(unit_props cacheboxd NRestarts ActiveState SubState Result)"
+fi
+
+step "clean shutdown (systemctl poweroff)"
+probe "systemctl poweroff" >/dev/null || true
+wait_off
+
+# ---- second boot: the owner's key on the boot partition -------------------
+
+echo "boot-test: second boot (authorized_keys on the boot partition)"
+step "put authorized_keys on the boot partition"
+rm -f "$work/owner_key" "$work/owner_key.pub" "$work/known_hosts"
+ssh-keygen -q -t ed25519 -N '' -C boot-test-owner -f "$work/owner_key"
+# Written the way a PC writes it: CRLF line ends.
+sed 's/$/\r/' "$work/owner_key.pub" >"$work/authorized_keys"
+mcopy -o -i "$disk@@$boot_offset" "$work/authorized_keys" ::authorized_keys
+done_ok "$(ssh-keygen -l -f "$work/owner_key.pub" | cut -d' ' -f2)"
+
+boot
+wait_system_up
+sshopts=(-p "$ssh_port" -o StrictHostKeyChecking=accept-new
+    -o UserKnownHostsFile="$work/known_hosts" -o BatchMode=yes -o ConnectTimeout=30)
+
+step "SSH as admin with the owner's key"
+ssh_ok() { ssh "${sshopts[@]}" -i "$work/owner_key" admin@127.0.0.1 true; }
+if wait_until 300 ssh_ok; then
+	ok=1
+	expect "id, host, sudo" "$(ssh "${sshopts[@]}" -i "$work/owner_key" admin@127.0.0.1 \
+	    'echo $(id -un) $(hostname) $(sudo -n id -un)' 2>/dev/null || true)" "admin cachebox root" || ok=0
+	expect "host key made on the box" "$(probe "ls /etc/ssh/ssh_host_ed25519_key.pub" || true)" \
+	    /etc/ssh/ssh_host_ed25519_key.pub || ok=0
+	[ "$ok" -eq 1 ] && done_ok "$(cut -d' ' -f2 "$work/known_hosts" | head -n1) host key" ||
+		done_fail "see above"
+else
+	done_fail "no SSH login"
+fi
+
+step "SSH refuses passwords"
+refusal=$(ssh "${sshopts[@]}" -o PubkeyAuthentication=no \
+    -o PreferredAuthentications=password,keyboard-interactive admin@127.0.0.1 true 2>&1 || true)
+refusal=$(grep -o 'Permission denied ([^)]*)' <<<"$refusal" || true)
+if expect "without the key" "$refusal" "Permission denied (publickey)"; then done_ok; else done_fail "passwords offered"; fi
+
+step "the same box key, cacheboxd running"
+ok=1
+if wait_until 120 curl -fsS -o "$work/status2.json" "http://127.0.0.1:$http_port/api/status"; then
+	expect "npub on the page" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["npub"])' "$work/status2.json")" \
+	    "$npub" || ok=0
+else
+	ok=0
+fi
+expect "unit state" "$(unit_props cacheboxd ActiveState SubState NRestarts)" \
+    "active running 0" || ok=0
+expect "the first boot's end in the journal" \
+    "$(probe "journalctl -b -1 -u cacheboxd -o cat | grep -o 'signal 15: shutting down\\|info: stopped\\|Deactivated successfully' | tr '\n' ','" || true)" \
+    "signal 15: shutting down,info: stopped,Deactivated successfully," || ok=0
+[ "$ok" -eq 1 ] && done_ok || done_fail "see above"
+
+step "clean shutdown over SSH (sudo systemctl poweroff)"
+ssh "${sshopts[@]}" -i "$work/owner_key" admin@127.0.0.1 'sudo -n systemctl poweroff' \
+    >/dev/null 2>&1 || true
+wait_off
+
+echo "boot-test: $(since "$t_begin") s in all"
+if [ "$fails" -ne 0 ]; then
+	echo "boot-test: FAILED ($fails)"
+	exit 1
+fi
+echo "boot-test: passed"
