@@ -161,12 +161,16 @@ J9=$(jget job)
 check "  every 2s" test "$(jget every)" = 2s
 check "first run ends" wait_for 60 job_is "$J9" status complete
 FIRST=$(job_field "$J9" started_at)
-NOW=$(date +%s)
+# A minute ahead: a run's since is the previous run's start, so an event
+# dated before a run that began while it was still being signed and
+# published would fall before every later window. Dated a minute ahead, it
+# is inside the window of every run until the publishing has taken a minute.
+NOW=$(( $(date +%s) + 60 ))
 echo "{\"sk\":\"$SK\",\"kind\":1,\"created_at\":$NOW,\"content\":\"between runs\"}" |
     node "$CACHEBOX_TESTS/integration/sign_events.mjs" >"$T/new.jsonl"
 NEWID=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["id"])' "$T/new.jsonl")
 relaysim_q publish a "$T/new.jsonl" >/dev/null
-check "a later run fetches the event published after the first" wait_for 60 bash -c "python3 -c '
+check "a later run fetches the event published after the first" wait_for 180 bash -c "python3 -c '
 import sqlite3,sys; c=sqlite3.connect(sys.argv[1], timeout=10)
 sys.exit(0 if c.execute(\"select 1 from events where lower(hex(id))=? and source=?\", (sys.argv[2], \"job\")).fetchone() else 1)' '$D/cachebox.db' $NEWID"
 check "  runs again and again" wait_for 60 job_ge "$J9" runs 3

@@ -31,7 +31,7 @@ node_start() {
 	node "$@" >"$T/$name.ready" 2>"$T/$name.log" &
 	PIDS+=("$!")
 	eval "PID_$name=$!"
-	wait_for 30 grep -q '"ready"' "$T/$name.ready" || {
+	wait_for 120 grep -q '"ready"' "$T/$name.ready" || {
 		echo "peer $name did not start"; cat "$T/$name.log"; exit 1; }
 	eval "URL_$name=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$T/$name.ready" | head -1)"
 	eval "HTTP_$name=$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' "$T/$name.ready" | head -1)"
@@ -108,18 +108,18 @@ check "blocked: dead letter total" test "$(json_get "$T/dl.json" total)" = 200
 check "blocked: one listing is bounded" test "$(python3 -c "import json; print(len(json.load(open('$T/dl.json'))['dead']))")" = 100
 seq1=$(json_get "$T/dl.json" dead.0.seq)
 check "retry one: 1 moved" test "$(cboxctl -d "$D" uplink retry "$seq1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["retried"])')" = 1
-check "retry one: delivered (199 dead)" wait_for 30 rejected_is "$D" 199
+check "retry one: delivered (199 dead)" wait_for 120 rejected_is "$D" 199
 check "retry all: 199 moved" test "$(cboxctl -d "$D" uplink retry --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["retried"])')" = 199
 # The relay refuses every 5th EVENT it receives: 1001 were sent before,
 # so of the next 199 those numbered 1005, 1010, ..., 1200 are refused.
-check "retry all: every 5th refused again (40 dead)" wait_for 30 rejected_is "$D" 40
-check "retry all: inbox drains" wait_for 30 pending_is "$D" 0
+check "retry all: every 5th refused again (40 dead)" wait_for 120 rejected_is "$D" 40
+check "retry all: inbox drains" wait_for 120 pending_is "$D" 0
 stop_daemon
 
 D=$T/picky
 fill "$D" 50 50 0 12
 start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$(sim_url picky url)"
-check "invalid: all 50 dead" wait_for 30 rejected_is "$D" 50
+check "invalid: all 50 dead" wait_for 120 rejected_is "$D" 50
 check "invalid: none pending" pending_is "$D" 0
 cboxctl -d "$D" uplink deadletter --json >"$T/dl.json"
 check "invalid: reason kept" test "$(json_get "$T/dl.json" dead.0.reason)" = "invalid: test says bad"
@@ -150,10 +150,10 @@ node_start silent "$HERE/uplink_peer.mjs" silent
 D=$T/silent
 fill "$D" 50 50 0 14
 start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$URL_silent"
-check "no OK: reason in status" wait_for 30 error_has "$D" "no OK"
+check "no OK: reason in status" wait_for 120 error_has "$D" "no OK"
 check "no OK: all 50 still pending" pending_is "$D" 50
 check "no OK: nothing dead" test "$(status "$D" inbox.rejected)" = 0
-check "no OK: resent after reconnecting" wait_for 30 peer_stat_ge "$HTTP_silent" connections 2
+check "no OK: resent after reconnecting" wait_for 120 peer_stat_ge "$HTTP_silent" connections 2
 stop_daemon
 
 # --- 5. a relay that drops the connection mid-window ---------------------------------
