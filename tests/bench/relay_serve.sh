@@ -36,7 +36,7 @@ node npm_relay_load.mjs "$T/npm.db" "$T/events.jsonl" | sed 's/^/  npm relay loa
 du -sh "$T/box/cachebox.db" "$T/npm.db" | sed 's/^/  on disk: /'
 
 # The box: only the relay (no upstream, no uplink).
-"$B/src/cacheboxd" -d "$T/box" --set relays.bootstrap= --set http.listen= \
+"$B/src/cacheboxd" -d "$T/box" --set relays.bootstrap= --set http.listen=127.0.0.1:0 \
     --set relay.listen=127.0.0.1:0 >"$T/box.log" 2>&1 &
 BOX=$!
 PIDS+=("$BOX")
