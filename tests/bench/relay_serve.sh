@@ -14,6 +14,12 @@
 # judges nothing.
 #
 #   tests/bench/relay_serve.sh [EVENTS [BUILD_DIR]]     (default 1000000, build)
+#
+# RELAY_SERVE_DATA=DIR keeps the generated data (the box's state directory,
+# the JSONL and the npm relay's database; 5 GB for a million events) in DIR
+# and uses it again when a later run finds it complete there, so runs can
+# be repeated without generating and loading again (about 20 minutes for a
+# million events on a shared two-core machine). EVENTS must match.
 set -euo pipefail
 N=${1:-1000000}
 B=$(cd "${2:-build}" && pwd)
@@ -27,24 +33,35 @@ hwm() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status"; }
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 secs() { date +%s.%N; }
 
+D=${RELAY_SERVE_DATA:-$T}
 echo "store: $N events"
-mkdir -m 700 "$T/box"
-t0=$(secs)
-"$B/tests/integration/prog_relayd" gen "$T/box" "$N" 1 200 "$T/events.jsonl" fast >/dev/null
-echo "  generated and signed in $(echo "$(secs) - $t0" | bc) s"
-node npm_relay_load.mjs "$T/npm.db" "$T/events.jsonl" | sed 's/^/  npm relay loaded: /'
-du -sh "$T/box/cachebox.db" "$T/npm.db" | sed 's/^/  on disk: /'
+if [ -f "$D/complete.$N" ]; then
+	echo "  generated and loaded before, in $D"
+else
+	rm -rf "$D/box" "$D/events.jsonl" "$D"/npm.db* "$D"/complete.*
+	mkdir -p "$D"
+	mkdir -m 700 "$D/box"
+	t0=$(secs)
+	"$B/tests/integration/prog_relayd" gen "$D/box" "$N" 1 200 \
+	    "$D/events.jsonl" fast >/dev/null
+	echo "  generated and signed in $(echo "$(secs) - $t0" | bc) s"
+	node npm_relay_load.mjs "$D/npm.db" "$D/events.jsonl" |
+	    sed 's/^/  npm relay loaded: /'
+	touch "$D/complete.$N"
+fi
+du -sh "$D/box/cachebox.db" "$D/npm.db" | sed 's/^/  on disk: /'
 
 # The box: only the relay (no upstream, no uplink).
-"$B/src/cacheboxd" -d "$T/box" --set relays.bootstrap= --set http.listen=127.0.0.1:0 \
+rm -f "$D/box/relay.port"
+"$B/src/cacheboxd" -d "$D/box" --set relays.bootstrap= --set http.listen=127.0.0.1:0 \
     --set relay.listen=127.0.0.1:0 >"$T/box.log" 2>&1 &
 BOX=$!
 PIDS+=("$BOX")
-for i in $(seq 600); do [ -s "$T/box/relay.port" ] && break; sleep 0.1; done
+for i in $(seq 600); do [ -s "$D/box/relay.port" ] && break; sleep 0.1; done
 # Wait for the tag index (a store made fresh needs no fill; an old one might).
 for i in $(seq 6000); do grep -q "tag index complete" "$T/box.log" && break; sleep 0.1; done
-BOXURL=ws://127.0.0.1:$(cat "$T/box/relay.port")
-node "$SRC/tests/integration/npm_relay.mjs" "$T/npm.db" >"$T/npm.ready" 2>"$T/npm.log" &
+BOXURL=ws://127.0.0.1:$(cat "$D/box/relay.port")
+node "$SRC/tests/integration/npm_relay.mjs" "$D/npm.db" >"$T/npm.ready" 2>"$T/npm.log" &
 NPM=$!
 PIDS+=("$NPM")
 for i in $(seq 600); do grep -q ready "$T/npm.ready" && break; sleep 0.1; done
@@ -55,7 +72,7 @@ for name in box npm; do
 	url=$BOXURL; pid=$BOX
 	[ $name = npm ] && { url=$NPMURL; pid=$NPM; }
 	s=$(node relay_bench.mjs stream "$url")
-	l=$(node relay_bench.mjs latency "$url" "$T/events.jsonl" 1000)
+	l=$(node relay_bench.mjs latency "$url" "$D/events.jsonl" 1000)
 	echo "$name stream:  $s"
 	echo "$name latency: $l"
 	echo "$name peak RSS: $(hwm $pid) KiB"
