@@ -248,6 +248,15 @@ client_event(struct client *c, struct wire_msg *m)
 	r = ingest_event_json(srv->ing, m->event, m->event_len, NULL, 0,
 	    INGEST_CLIENT, NULL, &info);
 	why = ingest_answer(r, &info, &ok);
+	/*
+	 * OK true promises the event is kept: commit ingest's batch before
+	 * saying so (a crash inside the batch would lose it).
+	 */
+	if (r == INGEST_NEW && ingest_flush(srv->ing) == -1) {
+		ok = false;
+		why = "error: the event could not be stored; try again";
+		r = INGEST_ERROR;
+	}
 	if (r == INGEST_NEW)
 		srv->stats.writes_accepted++;
 	else if (!ok)

@@ -94,8 +94,16 @@ import_end(struct import_run *r)
 {
 	cJSON	*o = cJSON_CreateObject(), *l, *e;
 	size_t	 i;
+	bool	 kept;
 
+	/* The counts are a promise: commit ingest's batch before giving them. */
+	if (!(kept = ingest_flush(r->ing) == 0))
+		r->errors++;
 	if (o != NULL) {
+		if (!kept)
+			cJSON_AddStringToObject(o, "error", "the last events "
+			    "could not be committed (see the log); import the "
+			    "file again: what is stored is skipped as duplicate");
 		cJSON_AddNumberToObject(o, "lines", (double)r->lines);
 		cJSON_AddNumberToObject(o, "stored", (double)r->stored);
 		cJSON_AddNumberToObject(o, "duplicate", (double)r->duplicate);

@@ -19,6 +19,8 @@ smooths over what is sent).
       with 1013 (its input budget spent), how many still answer a ping
       in the middle of their message, and, once all are gone, whether a
       large message on a new connection is served.
+  relay_attack.py PORT publish EVENT_JSON
+      Sends one EVENT and prints the relay's OK answer.
   relay_attack.py PORT negidle
       Two clients open NIP-77 sessions and leave them; a third is refused
       a session while they hold both, then each of the two waits (up to
@@ -367,5 +369,9 @@ elif mode == 'slow':
     slow(float(sys.argv[3]))
 elif mode == 'inputbudget':
     inputbudget(int(sys.argv[3]))
+elif mode == 'publish':
+    out = exchange([frame(json.dumps(['EVENT', json.loads(sys.argv[3])])
+                          .encode())], until_close=False, limit=1)
+    print(json.dumps(out['messages'][0] if out['messages'] else out['close']))
 elif mode == 'negidle':
     negidle()
