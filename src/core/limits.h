@@ -62,6 +62,8 @@
 #define STORE_BUSY_TIMEOUT_MS		10000		/* SQLite busy timeout: longer than a batch holds the write lock (INGEST_COMMIT_MIN_MS), ms */
 #define STORE_MAX_STMTS			256		/* prepared statements kept open */
 #define STORE_WAL_LIMIT_BYTES		(4 * 1024 * 1024) /* WAL file kept after a checkpoint, bytes */
+#define STORE_WAL_CHECKPOINT_PAGES	4000		/* WAL pages past which a commit checkpoints (wal_autocheckpoint) */
+#define STORE_PAGE_BYTES		4096		/* page size of a new database (an existing one keeps its own), bytes */
 #define STORE_MAX_PATH			4096		/* bytes of DIR/cachebox.db */
 #define STORE_MAX_TX_DEPTH		16		/* nested transaction levels (savepoints) */
 
