@@ -59,9 +59,11 @@
 
 /* Local store. */
 #define STORE_CACHE_KIB			2048		/* SQLite page cache, KiB */
-#define STORE_BUSY_TIMEOUT_MS		2000		/* SQLite busy timeout, ms */
+#define STORE_BUSY_TIMEOUT_MS		10000		/* SQLite busy timeout: longer than a batch holds the write lock (INGEST_COMMIT_MIN_MS), ms */
 #define STORE_MAX_STMTS			256		/* prepared statements kept open */
 #define STORE_WAL_LIMIT_BYTES		(4 * 1024 * 1024) /* WAL file kept after a checkpoint, bytes */
+#define STORE_WAL_CHECKPOINT_PAGES	4000		/* WAL pages past which a commit checkpoints (wal_autocheckpoint) */
+#define STORE_PAGE_BYTES		4096		/* page size of a new database (an existing one keeps its own), bytes */
 #define STORE_MAX_PATH			4096		/* bytes of DIR/cachebox.db */
 #define STORE_MAX_TX_DEPTH		16		/* nested transaction levels (savepoints) */
 
@@ -180,7 +182,7 @@
 /* Ingest and the store's table families (src/sync/ingest.c, src/store). */
 #define INGEST_RECENT_IDS		4096		/* ids remembered in memory for dedup (power of two) */
 #define INGEST_MAX_BATCH_EVENTS		5000		/* events in one batch transaction before it commits early */
-#define INGEST_COMMIT_MIN_MS		250		/* a batch younger than this waits for later rounds (SD wear), ms */
+#define INGEST_COMMIT_MIN_MS		5000		/* a batch younger than this waits for later rounds (SD wear), ms */
 #define INGEST_COMMIT_EVENTS		2000		/* ...unless it holds this many events */
 #define INGEST_NEWEST_RELAYS		64		/* relays whose newest live event one batch tracks */
 #define INGEST_MAX_LISTENERS		4		/* parts told of every new event (negsync's recovery, the relay endpoint's live push) */

@@ -341,10 +341,13 @@ store_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
 		    sqlite3_errmsg(db));
 		return -1;
 	}
-	snprintf(sql, sizeof(sql), "PRAGMA foreign_keys = ON; "
+	/* page_size only takes on a new file; a WAL database keeps its own. */
+	snprintf(sql, sizeof(sql), "PRAGMA page_size = %d; "
+	    "PRAGMA foreign_keys = ON; "
 	    "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; "
-	    "PRAGMA journal_size_limit = %d;", STORE_CACHE_KIB,
-	    STORE_WAL_LIMIT_BYTES);
+	    "PRAGMA journal_size_limit = %d; PRAGMA wal_autocheckpoint = %d;",
+	    STORE_PAGE_BYTES, STORE_CACHE_KIB, STORE_WAL_LIMIT_BYTES,
+	    STORE_WAL_CHECKPOINT_PAGES);
 	if (store_exec_err(db, sql, path, err, errlen) == -1)
 		return -1;
 	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &stmt,

@@ -1384,6 +1384,8 @@ job_check(struct jobs *j)
 	}
 	if (store_job_finish(j->st, id, end, msg, clock_wall_s()) == -1)
 		return;
+	/* A job's end is read from the file at once: its batch commits now. */
+	(void)ingest_flush(j->ing);
 	log_info("jobs: job %lld %s%s%s", (long long)id,
 	    store_job_status_name(end), msg[0] ? ": " : "", msg);
 	deactivate(j, false);

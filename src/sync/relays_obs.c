@@ -1,7 +1,8 @@
 /*
  * relays_obs.c — writes relay pools' reports into the `relays` table
- * (relays_obs.h). It owns nothing but its two borrowed pointers; it never
- * writes inside another part's transaction and never writes per frame.
+ * (relays_obs.h). It owns nothing but its two borrowed pointers; it writes
+ * inside ingest's open batch or in a transaction of its own, never inside
+ * another part's transaction, and never per frame.
  */
 #include <stdlib.h>
 
@@ -72,7 +73,14 @@ record_one(struct store *st, const struct pool_report *r, int64_t now)
 	return 0;
 }
 
-/* pool_observer.flush: every report in one transaction of its own. */
+/*
+ * pool_observer.flush: every report as one savepoint of ingest's open
+ * batch, or in a transaction of its own when no batch is open (opening
+ * one would hold "idle" back until its deadline). Committing the batch
+ * first, as this did, cut every batch at the pools' report rate and
+ * rewrote its index pages once more each time (tests/bench/write_ratio.sh:
+ * with 5 s batches, 5.68 bytes written per byte of JSON instead of 4.80).
+ */
 static int
 relays_obs_flush(void *arg, const struct pool_report *reps, size_t n)
 {
@@ -82,8 +90,8 @@ relays_obs_flush(void *arg, const struct pool_report *reps, size_t n)
 
 	if (store_damaged(o->st))
 		return 0;	/* nothing more is written; drop the news */
-	if ((o->ing != NULL && ingest_flush(o->ing) == -1) ||
-	    store_tx_depth(o->st) > 0)
+	if (store_tx_depth(o->st) > (o->ing != NULL &&
+	    ingest_tx_open(o->ing) ? 1 : 0))
 		return -1;	/* someone's transaction is open: later */
 	if (store_begin(o->st) == -1)
 		return -1;
