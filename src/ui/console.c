@@ -541,3 +541,22 @@ console_free(struct console *con)
 	buf_free(&con->out);
 	free(con);
 }
+
+void
+console_notice(struct console *con, const char *text)
+{
+	size_t	len;
+
+	if (con == NULL || con->wfd == -1)
+		return;
+	out_str(con, con->nl);
+	for (; *text != '\0'; text += len + (text[len] == '\n')) {
+		len = strcspn(text, "\n");
+		out_put(con, text, len);
+		out_str(con, con->nl);
+	}
+	out_str(con, CONSOLE_PROMPT);
+	if (con->echo && !con->ld.done)
+		out_put(con, con->ld.line, con->ld.len);
+	flush_out(con);
+}
