@@ -44,6 +44,7 @@
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
+#include "ui/firstrun.h"
 #include "uplink/uplink.h"
 #include "ui/http.h"
 
@@ -353,6 +354,8 @@ start_surfaces(struct app *app)
 		fprintf(stderr, "cacheboxd: %s\n", err);
 		return -1;
 	}
+	if (app->http != NULL && (app->firstrun = firstrun_start(app)) == NULL)
+		log_warnx("setup: out of memory: no setup code");
 	return 0;
 }
 
@@ -527,6 +530,7 @@ start_parts(struct app *app)
 static void
 stop_parts(struct app *app)
 {
+	firstrun_free(app->firstrun);
 	console_free(app->console);
 	if (app->serve != NULL)
 		app_section_del(app, app->serve);

@@ -64,6 +64,15 @@ setup_code_left_ms(const struct setup_code *sc, uint64_t now_ms)
 	return setup_code_valid(sc, now_ms) ? sc->expires_ms - now_ms : 0;
 }
 
+uint64_t
+setup_code_locked_ms(const struct setup_code *sc, uint64_t now_ms)
+{
+	if (sc->failures < SETUP_CODE_FAILURES ||
+	    now_ms >= sc->window_ms + SETUP_CODE_WINDOW_MS)
+		return 0;
+	return sc->window_ms + SETUP_CODE_WINDOW_MS - now_ms;
+}
+
 void
 setup_code_drop(struct setup_code *sc)
 {
@@ -142,16 +151,16 @@ setup_code_check(struct setup_code *sc, const char *typed, uint64_t now_ms,
 {
 	char		got[SETUP_CODE_CHARS];
 	unsigned char	diff;
+	uint64_t	locked;
 	size_t		i;
 
 	if (!setup_code_valid(sc, now_ms)) {
 		setup_code_drop(sc);
 		return SETUP_CHECK_NONE;
 	}
-	if (sc->failures >= SETUP_CODE_FAILURES &&
-	    now_ms < sc->window_ms + SETUP_CODE_WINDOW_MS) {
+	if ((locked = setup_code_locked_ms(sc, now_ms)) > 0) {
 		if (wait_ms != NULL)
-			*wait_ms = sc->window_ms + SETUP_CODE_WINDOW_MS - now_ms;
+			*wait_ms = locked;
 		return SETUP_CHECK_LOCKED;
 	}
 	diff = normalize(typed, got) == -1;

@@ -61,6 +61,12 @@ void		 setup_code_from_bytes(struct setup_code *,
 bool		 setup_code_valid(const struct setup_code *, uint64_t now_ms);
 /* Milliseconds the code stays valid from now_ms, 0 if none is. */
 uint64_t	 setup_code_left_ms(const struct setup_code *, uint64_t now_ms);
+/*
+ * Milliseconds until wrong codes are compared again, from now_ms: 0 unless
+ * SETUP_CODE_FAILURES came within the current window.
+ */
+uint64_t	 setup_code_locked_ms(const struct setup_code *,
+		    uint64_t now_ms);
 /* Forget the code (used, or no longer wanted). Failures are kept. */
 void		 setup_code_drop(struct setup_code *);
 /*
