@@ -270,6 +270,7 @@ firstrun_redeem(struct firstrun *fr, const char *code, const char *token,
     char *msg, size_t msglen, unsigned *wait_s)
 {
 	enum firstrun_result	 res;
+	enum setup_check	 c;
 	uint64_t		 wait_ms = 0;
 	cJSON			*e;
 
@@ -281,8 +282,8 @@ firstrun_redeem(struct firstrun *fr, const char *code, const char *token,
 	}
 	if (secret_token_check(token, msg, msglen) == -1)
 		return FIRSTRUN_BAD_TOKEN;
-	res = checked(fr, setup_code_check(&fr->sc, code, now_ms(fr),
-	    &wait_ms), wait_ms, msg, msglen, wait_s);
+	c = setup_code_check(&fr->sc, code, now_ms(fr), &wait_ms);
+	res = checked(fr, c, wait_ms, msg, msglen, wait_s);
 	if (res != FIRSTRUN_DONE)
 		return res;
 	code_gone(fr);		/* used, whatever storing the token does */

@@ -320,8 +320,9 @@ auth_failed(struct http *h, struct MHD_Connection *c)
 		p->failures = 0;
 	}
 	if (++p->failures == HTTP_API_AUTH_FAILURES)
-		log_warnx("http: %u wrong admin tokens from one address; it "
-		    "waits %d s", p->failures, HTTP_API_AUTH_WINDOW_MS / 1000);
+		log_warnx("http: %u wrong admin tokens or setup codes from one "
+		    "address; it waits %d s", p->failures,
+		    HTTP_API_AUTH_WINDOW_MS / 1000);
 }
 
 /* ---- admission --------------------------------------------------------- */
