@@ -28,7 +28,6 @@
 #include "sync/live.h"
 #include "sync/negsync.h"
 #include "sync/retention.h"
-#include "ui/firstrun.h"
 #include "uplink/uplink.h"
 
 /* ---- checks lent to the configuration --------------------------------- */
@@ -130,8 +129,7 @@ is(const char *key, const char *name)
  * and reconnect cap, the ingest size limit, live subscriptions on or off,
  * retention's budget at once, and a fresh follow-graph resolution when the
  * roots or the bootstrap relays change (which reshapes the live
- * subscriptions and the drain's cursors); an admin token that is set voids
- * the first run's setup code. Keys the parts read on every use
+ * subscriptions and the drain's cursors). Keys the parts read on every use
  * (backfill.*, live.overlap_s, uplink.*) need nothing here.
  */
 void
@@ -160,8 +158,6 @@ app_config_changed(struct app *app, const char *key)
 	if ((is(key, "follow.roots") || is(key, "relays.bootstrap")) &&
 	    app->follow != NULL)
 		follow_refresh(app->follow);
-	if (is(key, "admin.token"))
-		firstrun_token_changed(app->firstrun);
 }
 
 /* ---- the one-line summary ---------------------------------------------- */

@@ -297,6 +297,7 @@ reload_config(struct app *app)
 	config_adopt(app->cfg, fresh);
 	config_free(fresh);
 	app_config_changed(app, NULL);
+	firstrun_token_changed(app->firstrun);
 	log_info("configuration reloaded");
 }
 

@@ -198,6 +198,8 @@ commands_config_store(struct app *app, const char *key, const char *value,
 	    "control socket" : "web");
 	if (d->flags & CFG_RUNTIME)
 		app_config_changed(app, key);
+	if (strcmp(key, "admin.token") == 0)
+		firstrun_token_changed(app->firstrun);
 	return NULL;
 }
 
@@ -274,8 +276,9 @@ static const struct command command_table[] = {
 	  "code is shown only at the box; asking makes one when none is valid)",
 	  .run = cmd_setup },
 	{ .name = "setup code", .params = "", .help = "show the first-run "
-	  "setup code, typed on the status page with a new admin token "
-	  "(console only)", .flags = CMD_CONSOLE_ONLY, .run = cmd_setup_code },
+	  "setup code (a new one if none is valid), typed on the status page "
+	  "with a new admin token (console only)",
+	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_setup_code },
 	{ .name = "uplink status", .params = "", .help = "the uplink: target, "
 	  "driver, state, last error, forward rate, inbox totals",
 	  .run = cmd_uplink_status },

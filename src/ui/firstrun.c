@@ -129,6 +129,10 @@ on_expire(struct loop *loop, void *arg)
 
 	fr->expire_timer = 0;
 	setup_code_drop(&fr->sc);
+	if (!setup_open(fr->app)) {
+		issue_write(fr, "");
+		return;
+	}
 	log_info("setup: the setup code expired; the status page or 'setup "
 	    "code' on the console makes a new one");
 	issue_waiting(fr);

@@ -50,8 +50,8 @@ struct firstrun		*firstrun_start(struct app *);
 /* Stop; a code still valid dies here (its file is emptied). NULL is fine. */
 void			 firstrun_free(struct firstrun *);
 /*
- * admin.token changed (app_config_changed): a token now set voids the
- * code; none set any more (a reload) makes one.
+ * admin.token may have changed (stored at run time, or a reload): a token
+ * now set voids the code; none set any more makes one. NULL is fine.
  */
 void			 firstrun_token_changed(struct firstrun *);
 /*

@@ -346,7 +346,8 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	if (a == API_AUTH_NO_TOKEN) {
 		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "no admin token is set: "
 		    "set an admin token from the console first "
-		    "(admin-token set TOKEN)");
+		    "(admin-token set TOKEN), or on the status page with the "
+		    "setup code shown at the box");
 		return 1;
 	}
 	if (a == API_AUTH_WRONG)
@@ -895,7 +896,8 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 		log_warnx("http: %s is reachable from the network and no admin "
 		    "token is set: anyone there can read the status page; "
 		    "changes from the web stay refused until a token is set "
-		    "on the console (admin-token set)", listen);
+		    "on the console (admin-token set) or with the setup code",
+		    listen);
 	return h;
 }
 

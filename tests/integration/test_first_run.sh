@@ -70,7 +70,7 @@ done
 check "cacheboxctl setup never shows it" bash -c "! '$CACHEBOXCTL' -d '$T/a' setup --json | grep -q '$CODE'"
 out=$("$CACHEBOXCTL" -d "$T/a" setup code 2>&1 || true)
 check "cacheboxctl setup code is refused" grep -q "only available on the serial console" <<<"$out"
-check "GET /api/setup/code is refused" bash -c "curl -s '$BASE/api/setup/code' | grep -q 'only available on the serial console'"
+check "POST /api/setup/code is refused" bash -c "curl -s -X POST '$BASE/api/setup/code' | grep -q 'only available on the serial console'"
 
 # ---- wrong codes: refused, then the address waits ------------------------
 r=$(post 127.0.0.1 '{"code":"ZZZZZ-ZZZZZ"}')
