@@ -138,4 +138,16 @@ check "with a token configured: not needed" bash -c "curl -s '$BASE/api/setup' |
 check "no code in the log" bash -c "! grep -q 'setup code' '$T/d.log'"
 check "no login-screen file" test ! -e "$T/c/setup-code.issue"
 stop_daemon
+
+# ---- box D: a token put in the -c file and reloaded ends setup -------------
+mkdir -m 700 "$T/e"
+: >"$T/e.conf"
+start_daemon -d "$T/e" -c "$T/e.conf" --set http.listen=127.0.0.1:0 --set relay.listen=
+check "box d shows a code" wait_for 10 test -s "$T/e/setup-code.issue"
+echo "admin.token = file-token-012345" >"$T/e.conf"
+kill -HUP "$DPID"
+check "after a reload with a token in the file: setup is over" wait_for 10 \
+	bash -c "curl -s 'http://127.0.0.1:$(cat "$T/e/http.port")/api/setup' | grep -q '\"needed\":false'"
+check "and the login-screen file is empty" test ! -s "$T/e/setup-code.issue"
+stop_daemon
 finish
