@@ -2,7 +2,7 @@
 # The console and cacheboxctl agree: a group's name lists its commands on
 # both; --json anywhere on cacheboxctl's line, with the JSON itself
 # unchanged; cacheboxctl --version; cacheboxctl help lists every command of
-# the daemon, the console-only one marked; every console error reads
+# the daemon, the console-only ones marked; every console error reads
 # "error: ..."; quit, exit and the end of input stop a daemon run with
 # --console -; people see dates, sizes and durations with units; follows
 # is one line per author, --relays (or an author) for each relay.
@@ -58,7 +58,8 @@ check "help lists every command of the daemon" test "$missing" = 0
 check "help has as many commands as the daemon" \
 	test "$(jq '.commands | length' "$T/help.json")" -ge 30
 check "admin-token set is marked console only" grep -Eq '^  admin-token set token +\[console only\]' <<<"$out"
-check "... and only it" test "$(grep -c 'console only' <<<"$out")" = 1
+check "setup code is marked console only" grep -Eq '^  setup code +\[console only\]' <<<"$out"
+check "... and only they" test "$(grep -c 'console only' <<<"$out")" = 2
 
 # --- human output: dates, sizes, durations ------------------------------------
 out=$(ctl status)
@@ -93,8 +94,10 @@ stop_daemon
 printf '%s\n' relays 'relays frobnicate' frobnicate 'config get' 'config get no.such' \
     '"open' 'status --relays' 'key --json' 'follows' quit key >"$T/in"
 # The state directory of the daemon above: the root is in its follow set.
+# An admin token, so no first-run setup code is shown between the prompts.
 rc=0; timeout 20 "$CACHEBOXD" -d "$D" --console - --set http.listen=127.0.0.1:0 \
-    --set relays.bootstrap= --set "follow.roots=$ROOT" <"$T/in" >"$T/c.out" 2>"$T/c.log" || rc=$?
+    --set relays.bootstrap= --set "follow.roots=$ROOT" --set admin.token=surfaces-token-0123 \
+    <"$T/in" >"$T/c.out" 2>"$T/c.log" || rc=$?
 check "quit stops a daemon run with --console - (exit 0)" test "$rc" = 0
 check "... and says so in the log" grep -q 'console: quit on stdin: shutting down' "$T/c.log"
 check "console: a group lists" grep -Eq '^cachebox>   relays list +relays configured' "$T/c.out"
