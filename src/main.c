@@ -350,13 +350,13 @@ start_surfaces(struct app *app)
 	if (*listen != '\0' &&
 	    (app->http = http_start(app, listen, err, sizeof(err))) == NULL)
 		log_warnx("%s; running without the status page", err);
+	if (app->http != NULL && (app->firstrun = firstrun_start(app)) == NULL)
+		log_warnx("setup: out of memory: no setup code");
 	if (*tty != '\0' &&
 	    (app->console = console_open(app, tty, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "cacheboxd: %s\n", err);
 		return -1;
 	}
-	if (app->http != NULL && (app->firstrun = firstrun_start(app)) == NULL)
-		log_warnx("setup: out of memory: no setup code");
 	return 0;
 }
 
@@ -531,8 +531,8 @@ start_parts(struct app *app)
 static void
 stop_parts(struct app *app)
 {
-	firstrun_free(app->firstrun);
 	console_free(app->console);
+	firstrun_free(app->firstrun);
 	if (app->serve != NULL)
 		app_section_del(app, app->serve);
 	serve_free(app->serve);

@@ -147,6 +147,24 @@ code_gone(struct firstrun *fr)
 	issue_write(fr, "");
 }
 
+size_t
+firstrun_console_text(const struct firstrun *fr, char *out, size_t outlen)
+{
+	char	code[SETUP_CODE_TEXT_MAX];
+	int	n;
+
+	if (outlen > 0)
+		out[0] = '\0';
+	if (fr == NULL || !setup_code_valid(&fr->sc, now_ms(fr)))
+		return 0;
+	setup_code_format(&fr->sc, code, sizeof(code));
+	n = snprintf(out, outlen, "setup: no admin token is set. Setup code: "
+	    "%s\nsetup: valid %d minutes from when it was made, once: type it "
+	    "with a new admin password on the status page, or set the token "
+	    "here (admin-token set)\n", code, SETUP_CODE_TTL_MS / 60000);
+	return n > 0 && (size_t)n < outlen ? (size_t)n : 0;
+}
+
 /* Show the new code at the box: console, log, login screen. */
 static void
 announce(struct firstrun *fr)
@@ -158,11 +176,8 @@ announce(struct firstrun *fr)
 	log_warnx("setup: no admin token is set; setup code %s (valid %d "
 	    "minutes, once): type it with a new admin password on the status "
 	    "page", code, min);
-	snprintf(text, sizeof(text), "setup: no admin token is set. Setup "
-	    "code: %s\nsetup: valid %d minutes, once: type it with a new admin "
-	    "password on the status page, or set the token here "
-	    "(admin-token set)\n", code, min);
-	console_notice(fr->app->console, text);
+	if (firstrun_console_text(fr, text, sizeof(text)) > 0)
+		console_notice(fr->app->console, text);
 	page_urls(fr, urls, sizeof(urls));
 	snprintf(text, sizeof(text), "cachebox setup code: %s\n"
 	    "Type it with a new admin password on the status page:\n  %s\n"
@@ -222,17 +237,19 @@ firstrun_free(struct firstrun *fr)
 void
 firstrun_token_changed(struct firstrun *fr)
 {
+	bool	live;
+
 	if (fr == NULL)
 		return;
 	if (setup_open(fr->app)) {
 		code_ready(fr);
 		return;
 	}
-	if (fr->sc.code[0] == '\0' && fr->expire_timer == 0)
-		return;
-	code_gone(fr);
-	log_info("setup: an admin token is set; setup is over and the setup "
-	    "code is void");
+	live = fr->sc.code[0] != '\0';
+	code_gone(fr);		/* also the "open the page" text of an expired one */
+	if (live)
+		log_info("setup: an admin token is set; setup is over and the "
+		    "setup code is void");
 }
 
 /* ---- redeeming the code --------------------------------------------- */

@@ -64,6 +64,14 @@ enum firstrun_result	 firstrun_redeem(struct firstrun *, const char *code,
 			    const char *token, char *msg, size_t msglen,
 			    unsigned *wait_s);
 
+/*
+ * The lines ("\n"-ended) the console shows about the setup code while one
+ * is valid, for its greeting, into out. Their length, or 0 (out "") when
+ * there is no code or fr is NULL.
+ */
+size_t			 firstrun_console_text(const struct firstrun *,
+			    char *out, size_t outlen);
+
 /* Commands (commands.c's table): "setup" and the console's "setup code". */
 cJSON	*cmd_setup(struct app *, const cJSON *args, enum cmd_origin);
 cJSON	*cmd_setup_code(struct app *, const cJSON *args, enum cmd_origin);
