@@ -94,10 +94,8 @@ stop_daemon
 printf '%s\n' relays 'relays frobnicate' frobnicate 'config get' 'config get no.such' \
     '"open' 'status --relays' 'key --json' 'follows' quit key >"$T/in"
 # The state directory of the daemon above: the root is in its follow set.
-# An admin token, so no first-run setup code is shown between the prompts.
 rc=0; timeout 20 "$CACHEBOXD" -d "$D" --console - --set http.listen=127.0.0.1:0 \
-    --set relays.bootstrap= --set "follow.roots=$ROOT" --set admin.token=surfaces-token-0123 \
-    <"$T/in" >"$T/c.out" 2>"$T/c.log" || rc=$?
+    --set relays.bootstrap= --set "follow.roots=$ROOT" <"$T/in" >"$T/c.out" 2>"$T/c.log" || rc=$?
 check "quit stops a daemon run with --console - (exit 0)" test "$rc" = 0
 check "... and says so in the log" grep -q 'console: quit on stdin: shutting down' "$T/c.log"
 check "console: a group lists" grep -Eq '^cachebox>   relays list +relays configured' "$T/c.out"
