@@ -58,6 +58,10 @@ try {
   check('the page never holds the code', !(await page.content()).includes(code));
   await page.screenshot({ path: shot, fullPage: false });
   ok('screenshot saved to ' + shot);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(`at 390 px wide the card causes no sideways scrolling (${wide})`, wide <= 390, String(wide));
+  await page.setViewportSize({ width: 1280, height: 900 });
 
   let said = await submitCard(page, code, password, password + 'x');
   check('two different passwords are caught on the page', said.includes('differ') && setupPosts === 0, said);
@@ -78,9 +82,9 @@ try {
   const form = page.locator('form[data-command="log level"]');
   await form.locator('input[name="level"]').fill('debug');
   await form.locator('button').click();
-  await page.waitForFunction(() => !document.querySelector('#result').hidden &&
-    document.querySelector('#result').textContent.startsWith('log level'), null, { timeout: 10000 });
-  const result = await page.textContent('#result');
+  await page.waitForFunction(() => /^log level: (done|.*refused|.*token)/.test(
+    document.querySelector('form[data-command="log level"] output').textContent), null, { timeout: 10000 });
+  const result = await page.textContent('form[data-command="log level"] output');
   const [, lvl] = await api('/api/config/get?key=log.level');
   check('a mutating form works with it', result.includes('log level: done') &&
     lvl.value === 'debug' && lvl.source === 'database', result + ' ' + JSON.stringify(lvl));
