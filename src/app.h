@@ -34,6 +34,7 @@ struct http;
 struct serve;
 struct backup;
 struct console;
+struct firstrun;
 
 /*
  * A section a part adds to the status document under its own name; the
@@ -67,6 +68,7 @@ struct app {
 	struct serve		*serve;		/* the box as a relay (relay.listen) */
 	struct backup		*backup;	/* cacheboxctl backup, on the loop */
 	struct console		*console;	/* serial console, or NULL */
+	struct firstrun		*firstrun;	/* setup code while no admin token, or NULL */
 	struct app_section	 sections[APP_MAX_SECTIONS];
 	struct nostr_key	 key;		/* the box identity (NIP-42 AUTH) */
 	char			 npub[96];

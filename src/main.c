@@ -44,6 +44,7 @@
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
+#include "ui/firstrun.h"
 #include "uplink/uplink.h"
 #include "ui/http.h"
 
@@ -296,6 +297,7 @@ reload_config(struct app *app)
 	config_adopt(app->cfg, fresh);
 	config_free(fresh);
 	app_config_changed(app, NULL);
+	firstrun_token_changed(app->firstrun);
 	log_info("configuration reloaded");
 }
 
@@ -348,6 +350,8 @@ start_surfaces(struct app *app)
 	if (*listen != '\0' &&
 	    (app->http = http_start(app, listen, err, sizeof(err))) == NULL)
 		log_warnx("%s; running without the status page", err);
+	if (app->http != NULL && (app->firstrun = firstrun_start(app)) == NULL)
+		log_warnx("setup: out of memory: no setup code");
 	if (*tty != '\0' &&
 	    (app->console = console_open(app, tty, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "cacheboxd: %s\n", err);
@@ -528,6 +532,7 @@ static void
 stop_parts(struct app *app)
 {
 	console_free(app->console);
+	firstrun_free(app->firstrun);
 	if (app->serve != NULL)
 		app_section_del(app, app->serve);
 	serve_free(app->serve);

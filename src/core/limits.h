@@ -104,6 +104,10 @@
 #define ADMIN_TOKEN_MAX_CHARS		256		/* chars of an admin token */
 #define ADMIN_TOKEN_HASH_ITERATIONS	4096		/* PBKDF2-HMAC-SHA256 rounds of the stored token hash */
 #define ADMIN_TOKEN_SALT_BYTES		16		/* random salt of the stored token hash, bytes */
+#define SETUP_CODE_CHARS		10		/* characters of the first-run setup code, 5 bits each: 50 bits */
+#define SETUP_CODE_TTL_MS		(30 * 60 * 1000) /* a setup code is valid for, from when it was made, ms */
+#define SETUP_CODE_FAILURES		20		/* wrong setup codes from every address together... */
+#define SETUP_CODE_WINDOW_MS		60000		/* ...within this window, after which no code is compared until it ends, ms */
 #define CONSOLE_MAX_LINE		512		/* bytes of one typed console line */
 #define CONSOLE_MAX_WORDS		24		/* words in one console line (a job takes up to 15 name=value words) */
 #define CONSOLE_OUT_QUEUE_BYTES		(256 * 1024)	/* console output waiting for the terminal, bytes */

@@ -20,6 +20,7 @@
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
+#include "ui/firstrun.h"
 #include "ui/status.h"
 
 cJSON *
@@ -197,6 +198,8 @@ commands_config_store(struct app *app, const char *key, const char *value,
 	    "control socket" : "web");
 	if (d->flags & CFG_RUNTIME)
 		app_config_changed(app, key);
+	if (strcmp(key, "admin.token") == 0)
+		firstrun_token_changed(app->firstrun);
 	return NULL;
 }
 
@@ -268,6 +271,14 @@ static const struct command command_table[] = {
 	{ .name = "admin-token set", .params = "token", .help = "set the "
 	  "bearer token of the web API's mutating calls",
 	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_admin_token_set },
+	{ .name = "setup", .params = "", .help = "first run: whether the admin "
+	  "token still needs setting and how long the setup code lasts (the "
+	  "code is shown only at the box; asking makes one when none is valid)",
+	  .run = cmd_setup },
+	{ .name = "setup code", .params = "", .help = "show the first-run "
+	  "setup code (a new one if none is valid), typed on the status page "
+	  "with a new admin token (console only)",
+	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_setup_code },
 	{ .name = "uplink status", .params = "", .help = "the uplink: target, "
 	  "driver, state, last error, forward rate, inbox totals",
 	  .run = cmd_uplink_status },

@@ -29,6 +29,7 @@
 #include "core/loop.h"
 #include "ui/commands.h"
 #include "ui/console.h"
+#include "ui/firstrun.h"
 #include "ui/lined.h"
 #include "ui/render.h"
 
@@ -443,13 +444,31 @@ watch(struct console *con)
 	return 0;
 }
 
+/* Queue text's lines ("\n"-ended), each ended by the terminal's newline. */
+static void
+out_lines(struct console *con, const char *text)
+{
+	size_t	len;
+
+	for (; *text != '\0'; text += len + (text[len] == '\n')) {
+		len = strcspn(text, "\n");
+		out_put(con, text, len);
+		out_str(con, con->nl);
+	}
+}
+
+/* The greeting, with the first-run setup code while one is valid. */
 static void
 greet(struct console *con)
 {
+	char	setup[512];
+
 	out_str(con, con->nl);
 	out_str(con, "cachebox " CACHEBOX_VERSION " console; 'help' lists "
 	    "the commands");
 	out_str(con, con->nl);
+	if (firstrun_console_text(con->app->firstrun, setup, sizeof(setup)) > 0)
+		out_lines(con, setup);
 	out_str(con, CONSOLE_PROMPT);
 	flush_out(con);
 }
@@ -540,4 +559,17 @@ console_free(struct console *con)
 	release_dev(con);
 	buf_free(&con->out);
 	free(con);
+}
+
+void
+console_notice(struct console *con, const char *text)
+{
+	if (con == NULL || con->wfd == -1)
+		return;
+	out_str(con, con->nl);
+	out_lines(con, text);
+	out_str(con, CONSOLE_PROMPT);
+	if (con->echo && !con->ld.done)
+		out_put(con, con->ld.line, con->ld.len);
+	flush_out(con);
 }

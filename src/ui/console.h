@@ -25,5 +25,12 @@ struct console	*console_open(struct app *, const char *path, char *err,
 		    size_t errlen);
 /* Restore the terminal, stop watching it, close it. NULL is fine. */
 void		 console_free(struct console *);
+/*
+ * Show text (lines ending in "\n") to whoever is at the console, between
+ * two prompts: something the daemon says on its own, not an answer. The
+ * line being typed is shown again after it. Nothing happens while no
+ * device is open; NULL is fine.
+ */
+void		 console_notice(struct console *, const char *text);
 
 #endif

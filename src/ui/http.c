@@ -20,8 +20,9 @@
  * method, a missing token or a declared body over the limit are answered
  * before any of the body is read, so an unauthenticated peer never makes
  * us buffer a body. An address that sends HTTP_API_AUTH_FAILURES wrong
- * tokens within HTTP_API_AUTH_WINDOW_MS is answered 429 without a check
- * until the window ends (each check costs a salted hash).
+ * tokens (or first-run setup codes) within HTTP_API_AUTH_WINDOW_MS is
+ * answered 429 without a check until the window ends (each check costs a
+ * salted hash).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -53,6 +54,7 @@
 #include "net/mhd_loop.h"
 #include "ui/api.h"
 #include "ui/commands.h"
+#include "ui/firstrun.h"
 #include "ui/http.h"
 #include "ui/status.h"
 
@@ -100,6 +102,7 @@ enum http_kind {
 	HTTP_COMMAND,
 	HTTP_METRICS,
 	HTTP_ASSET,
+	HTTP_SETUP,		/* POST /api/setup: the first run's setup code */
 };
 
 /* One request, from its first handler call to MHD's completion notice. */
@@ -213,6 +216,11 @@ static int
 route(struct http *h, struct MHD_Connection *c, const char *url,
     const char *method, struct http_req *rq, enum MHD_Result *rc)
 {
+	if (strcmp(url, FIRSTRUN_API_PATH) == 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
+		rq->kind = HTTP_SETUP;
+		return 0;
+	}
 	if (strncmp(url, API_PREFIX, strlen(API_PREFIX)) == 0) {
 		rq->kind = HTTP_COMMAND;
 		if ((rq->cmd = api_command_for_path(url)) == NULL) {
@@ -312,8 +320,9 @@ auth_failed(struct http *h, struct MHD_Connection *c)
 		p->failures = 0;
 	}
 	if (++p->failures == HTTP_API_AUTH_FAILURES)
-		log_warnx("http: %u wrong admin tokens from one address; it "
-		    "waits %d s", p->failures, HTTP_API_AUTH_WINDOW_MS / 1000);
+		log_warnx("http: %u wrong admin tokens or setup codes from one "
+		    "address; it waits %d s", p->failures,
+		    HTTP_API_AUTH_WINDOW_MS / 1000);
 }
 
 /* ---- admission --------------------------------------------------------- */
@@ -337,7 +346,8 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	if (a == API_AUTH_NO_TOKEN) {
 		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "no admin token is set: "
 		    "set an admin token from the console first "
-		    "(admin-token set TOKEN)");
+		    "(admin-token set TOKEN), or on the status page with the "
+		    "setup code shown at the box");
 		return 1;
 	}
 	if (a == API_AUTH_WRONG)
@@ -346,6 +356,25 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 		*rc = send_error(c, MHD_HTTP_UNAUTHORIZED, "%s", a ==
 		    API_AUTH_MISSING ? "this call needs Authorization: Bearer "
 		    "<admin token>" : "wrong admin token");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The first run's setup code stands in for the token (there is none yet):
+ * an address that sent too many wrong tokens or codes waits, as for a
+ * token. Same contract as route().
+ */
+static int
+admit_setup(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
+{
+	unsigned	wait;
+
+	if ((wait = auth_wait_s(h, c)) > 0) {
+		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
+		    "setup codes or admin tokens from this address; try again "
+		    "in %u s", wait);
 		return 1;
 	}
 	return 0;
@@ -362,6 +391,8 @@ admit(struct http *h, struct MHD_Connection *c, const char *method,
 	const struct command	*cmd = rq->cmd;
 	const char		*why;
 
+	if (rq->kind == HTTP_SETUP)
+		return admit_setup(h, c, rc);
 	if (rq->kind != HTTP_COMMAND || !commands_takes_body(cmd)) {
 		if (!is_read(method)) {
 			*rc = send_405(c, "GET, HEAD");
@@ -443,6 +474,59 @@ answer_command(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	    MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK, reply);
 }
 
+/* The string member name of o, or NULL. */
+static const char *
+member(const cJSON *o, const char *name)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, name));
+}
+
+/*
+ * POST /api/setup {"code": ..., "token": ...}: the admin token set with
+ * the setup code (firstrun.c decides). A wrong code counts against the
+ * address like a wrong token.
+ */
+static enum MHD_Result
+answer_setup(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+{
+	static const unsigned	 status[] = {
+		[FIRSTRUN_DONE] = MHD_HTTP_OK,
+		[FIRSTRUN_CLOSED] = MHD_HTTP_CONFLICT,
+		[FIRSTRUN_BAD_TOKEN] = MHD_HTTP_BAD_REQUEST,
+		[FIRSTRUN_WRONG] = MHD_HTTP_FORBIDDEN,
+		[FIRSTRUN_NO_CODE] = MHD_HTTP_GONE,
+		[FIRSTRUN_LOCKED] = MHD_HTTP_TOO_MANY_REQUESTS,
+		[FIRSTRUN_FAILED] = MHD_HTTP_INTERNAL_SERVER_ERROR,
+	};
+	enum firstrun_result	 res;
+	char			 msg[512];
+	unsigned		 wait;
+	cJSON			*body, *r;
+
+	if (rq->too_big)
+		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %d "
+		    "bytes", HTTP_API_MAX_BODY_BYTES);
+	body = cJSON_ParseWithLength((const char *)buf_rptr(&rq->body),
+	    buf_avail(&rq->body));
+	if (member(body, "code") == NULL || member(body, "token") == NULL) {
+		cJSON_Delete(body);
+		return send_error(c, MHD_HTTP_BAD_REQUEST, "setup needs a JSON "
+		    "body {\"code\": the setup code, \"token\": the new admin "
+		    "token}");
+	}
+	res = firstrun_redeem(h->app->firstrun, member(body, "code"),
+	    member(body, "token"), msg, sizeof(msg), &wait);
+	cJSON_Delete(body);
+	if (res == FIRSTRUN_WRONG)
+		auth_failed(h, c);
+	if (res != FIRSTRUN_DONE)
+		return send_error(c, status[res], "%s", msg);
+	if ((r = cJSON_CreateObject()) == NULL)
+		return MHD_NO;
+	cJSON_AddStringToObject(r, "admin.token", "set");
+	return send_json(c, MHD_HTTP_OK, r);
+}
+
 static enum MHD_Result
 answer_metrics(struct http *h, struct MHD_Connection *c)
 {
@@ -474,6 +558,8 @@ answer(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 		return answer_command(h, c, rq);
 	case HTTP_METRICS:
 		return answer_metrics(h, c);
+	case HTTP_SETUP:
+		return answer_setup(h, c, rq);
 	case HTTP_ASSET:
 		return send_text(c, MHD_HTTP_OK,
 		    api_content_type(rq->asset->name),
@@ -810,7 +896,8 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 		log_warnx("http: %s is reachable from the network and no admin "
 		    "token is set: anyone there can read the status page; "
 		    "changes from the web stay refused until a token is set "
-		    "on the console (admin-token set)", listen);
+		    "on the console (admin-token set) or with the setup code",
+		    listen);
 	return h;
 }
 

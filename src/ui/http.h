@@ -6,6 +6,9 @@
  *	GET  /api/<command path>	a read command; arguments in the query
  *	POST /api/<command path>	a mutating command; a JSON object body
  *					and Authorization: Bearer <admin.token>
+ *	POST /api/setup			the first run: {"code", "token"} sets the
+ *					admin token while none is set, with the
+ *					setup code shown at the box (firstrun.h)
  *	GET  /metrics			Prometheus text, built from the status
  */
 #ifndef CACHEBOX_UI_HTTP_H

@@ -2,7 +2,7 @@
 # The console and cacheboxctl agree: a group's name lists its commands on
 # both; --json anywhere on cacheboxctl's line, with the JSON itself
 # unchanged; cacheboxctl --version; cacheboxctl help lists every command of
-# the daemon, the console-only one marked; every console error reads
+# the daemon, the console-only ones marked; every console error reads
 # "error: ..."; quit, exit and the end of input stop a daemon run with
 # --console -; people see dates, sizes and durations with units; follows
 # is one line per author, --relays (or an author) for each relay.
@@ -58,7 +58,8 @@ check "help lists every command of the daemon" test "$missing" = 0
 check "help has as many commands as the daemon" \
 	test "$(jq '.commands | length' "$T/help.json")" -ge 30
 check "admin-token set is marked console only" grep -Eq '^  admin-token set token +\[console only\]' <<<"$out"
-check "... and only it" test "$(grep -c 'console only' <<<"$out")" = 1
+check "setup code is marked console only" grep -Eq '^  setup code +\[console only\]' <<<"$out"
+check "... and only they" test "$(grep -c 'console only' <<<"$out")" = 2
 
 # --- human output: dates, sizes, durations ------------------------------------
 out=$(ctl status)

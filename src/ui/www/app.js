@@ -909,6 +909,48 @@ function buildForm(cmd) {
 const OWN_FORMS = ['roots add', 'roots remove', 'relays add', 'relays remove', 'relays role',
   'uplink retry', 'backfill reset'];
 
+// ---- first run: the setup code --------------------------------------------
+
+// While no admin token is set, the setup card takes the code the box shows
+// at the box (the page never sees it) and a new token; once set, the token
+// is kept for this tab as if typed under Administration.
+async function setupCard() {
+  const say = (text, isError) => {
+    const r = $('#setup-result');
+    r.hidden = false;
+    r.textContent = text;
+    r.classList.toggle('error', isError);
+  };
+  const s = await getJSON('/api/setup').catch(() => ({ needed: false }));
+  $('#setup-section').hidden = !s.needed;
+  if (!s.needed) return;
+  $('#setup-note').textContent = 'The code is valid for ' + fmtDuration(s.expires_in_s) +
+    ' more and works once; the password needs 12 to 256 letters, digits or - . _ ~ + /.' +
+    (s.locked_s > 0 ? ' Too many wrong codes lately: wait ' + s.locked_s + ' s.' : '');
+  $('#setup-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const token = $('#setup-token').value;
+    if (token !== $('#setup-token2').value) return say('The two passwords differ.', true);
+    const button = $('#setup-submit');
+    button.disabled = true;
+    try {
+      const r = await fetch('/api/setup', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ code: $('#setup-code').value, token }) });
+      const answer = await r.json();
+      if (!r.ok) return say(answer.error || 'HTTP ' + r.status, true);
+      $('#token').value = token;
+      sessionStorage.setItem(TOKEN_KEY, token);
+      $('#setup-form').hidden = true;
+      $('#setup-note').hidden = true;
+      say('The admin password is set; this tab uses it for changes.', false);
+    } catch (e) {
+      say(e.message, true);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
 async function setup() {
   const token = $('#token');
   token.value = sessionStorage.getItem(TOKEN_KEY) || '';
@@ -926,6 +968,7 @@ async function setup() {
   } catch (e) {
     showResult('cannot list the commands: ' + e.message, true);
   }
+  setupCard();
   refresh();
 }
 
