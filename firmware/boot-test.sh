@@ -432,6 +432,24 @@ PY
 expect "SSH through the forwarded port" "$banner" closed || ok=0
 [ "$ok" -eq 1 ] && done_ok || done_fail "see above"
 
+step "first run: the setup code on the login screen"
+ok=1
+jcode=$(probe "journalctl -b -u cacheboxd -o cat | sed -n 's/.*setup code \\([0-9A-Z-]*\\) (valid.*/\\1/p' | tail -n1" || true)
+printf '       %-50s %s\n' "code in the journal" "${jcode:-none}"
+[ -n "$jcode" ] || ok=0
+expect "setup-code.issue owner and mode" \
+    "$(probe "stat -c '%U %a' /var/lib/cachebox/setup-code.issue" || true)" "cachebox 600" || ok=0
+expect "in /etc/issue.d" "$(probe "sed -n 's/^cachebox setup code: \\([0-9A-Z-]*\\).*/\\1/p' /etc/issue.d/cachebox-setup.issue" || true)" \
+    "$jcode" || ok=0
+expect "cachebox-issue.path" "$(probe "systemctl is-active cachebox-issue.path" || true)" active || ok=0
+if [ -n "$jcode" ] && wait_until 120 grep -q "cachebox setup code: $jcode" "$work/serial.log"; then
+	printf '       %-50s %s\n' "on the serial login prompt (ttyAMA0)" yes
+else
+	printf '       %-50s %s\n' "on the serial login prompt (ttyAMA0)" no
+	ok=0
+fi
+[ "$ok" -eq 1 ] && done_ok || done_fail "see above"
+
 step "the daemon's memory on the emulated board"
 rss_kb=$(probe "awk '/^VmRSS:/ { print \$2 }' /proc/$pid/status" || true)
 printf '       %-50s %s KiB (%s MiB)\n' "VmRSS (/proc on the board)" "$rss_kb" \

@@ -34,6 +34,7 @@ customize() {
 	first_boot_grow "$root"
 	first_run_mdns "$root"
 	first_run_ssh "$root"
+	first_run_issue "$root"
 
 	# cachebox through apt, so its dependencies come from the archive and
 	# its postinst runs as on a board.
@@ -158,6 +159,39 @@ first_run_mdns() {
 	# (The link points into the new root by an absolute path: -L, not -e.)
 	[ -L "$root/etc/systemd/system/multi-user.target.wants/avahi-daemon.service" ] ||
 		die "avahi-daemon is not enabled"
+}
+
+# The first-run setup code on the login screens (HDMI and serial). While
+# no admin token is set, cacheboxd keeps the code in its state directory
+# (setup-code.issue, 0600: root and cachebox read it) and empties the file
+# once a token is set; agetty shows the files of /etc/issue.d above its
+# prompt, and a path unit makes it redraw a prompt already on screen when
+# the file changes.
+first_run_issue() {
+	local root=$1
+	mkdir -p "$root/etc/issue.d"
+	ln -sf /var/lib/cachebox/setup-code.issue \
+	    "$root/etc/issue.d/cachebox-setup.issue"
+	cat >"$root/etc/systemd/system/cachebox-issue.path" <<-'EOF'
+	[Unit]
+	Description=Watch cachebox's setup code for the login screen
+
+	[Path]
+	PathChanged=/var/lib/cachebox/setup-code.issue
+
+	[Install]
+	WantedBy=multi-user.target
+	EOF
+	cat >"$root/etc/systemd/system/cachebox-issue.service" <<-'EOF'
+	[Unit]
+	Description=Show cachebox's new setup code on the login prompts
+
+	[Service]
+	Type=oneshot
+	ExecStart=/sbin/agetty --reload
+	EOF
+	chroot "$root" systemctl enable cachebox-issue.path >/dev/null
+	[ -e "$root/etc/issue" ] || die "/etc/issue is missing: agetty would skip /etc/issue.d"
 }
 
 # SSH stays off unless the owner puts an authorized_keys file on the boot
