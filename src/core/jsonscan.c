@@ -104,3 +104,11 @@ jsonscan_check(const char *text, size_t len, size_t max_values,
 		*values = n;
 	return res;
 }
+
+size_t
+jsonscan_skip_ws(const char *s, size_t i, size_t len)
+{
+	while (i < len && (unsigned char)s[i] <= 32)
+		i++;
+	return i;
+}

@@ -40,5 +40,7 @@ const char	*jsonscan_result_str(enum jsonscan_result);
  * (escapes skipped, not checked), or len if it does not end in s[0..len).
  */
 size_t		 jsonscan_skip_string(const char *s, size_t i, size_t len);
+/* The index of the first byte from s[i] on that is not white space (or len). */
+size_t		 jsonscan_skip_ws(const char *s, size_t i, size_t len);
 
 #endif

@@ -166,14 +166,6 @@ msg_get_text(struct relay_msg *msg, cJSON *root, int i)
 }
 
 /* cJSON treats every byte <= 32 as white space; so does this scanner. */
-static size_t
-skip_ws(const char *s, size_t i, size_t len)
-{
-	while (i < len && (unsigned char)s[i] <= 32)
-		i++;
-	return i;
-}
-
 /*
  * Find the bytes of the third element of an ["EVENT", "sub", {...}] that
  * cJSON has already accepted: skip '[' and two strings forward, ']'
@@ -188,18 +180,18 @@ msg_event_span(struct relay_msg *msg, const char *f, size_t len)
 
 	if (len >= 3 && memcmp(f, "\xef\xbb\xbf", 3) == 0)
 		i = 3;
-	i = skip_ws(f, i, len);
+	i = jsonscan_skip_ws(f, i, len);
 	if (i >= len || f[i++] != '[')
 		return;
 	for (k = 0; k < 2; k++) {
-		i = skip_ws(f, i, len);
+		i = jsonscan_skip_ws(f, i, len);
 		if (i >= len || f[i] != '"')
 			return;
-		i = skip_ws(f, jsonscan_skip_string(f, i, len), len);
+		i = jsonscan_skip_ws(f, jsonscan_skip_string(f, i, len), len);
 		if (i >= len || f[i++] != ',')
 			return;
 	}
-	i = skip_ws(f, i, len);
+	i = jsonscan_skip_ws(f, i, len);
 	while (end > i && (unsigned char)f[end - 1] <= 32)
 		end--;
 	if (end <= i || f[--end] != ']')

@@ -4,7 +4,7 @@
  * and the EVENTs it may write. Subscriptions are sub.c's, NIP-77
  * sessions neg.c's.
  *
- * It never frees a client inside the client's own callbacks (on_close
+ * It never frees a client inside the client's own callbacks (peer_on_close
  * only marks it; the server reaps it at the top of the loop), never
  * answers a message it could not read with more than one NOTICE or
  * CLOSED, and never lets what waits for a client grow past
@@ -190,7 +190,7 @@ write_refusal(struct serve *srv, const uint8_t pk[32])
 
 /* The id and pubkey an event object claims (unverified). 0 or -1. */
 static int
-claimed(const struct wire_msg *m, uint8_t id[32], uint8_t pk[32])
+event_claimed(const struct wire_msg *m, uint8_t id[32], uint8_t pk[32])
 {
 	const cJSON	*ev = cJSON_GetArrayItem(m->root, 1);
 	const cJSON	*i = cJSON_GetObjectItemCaseSensitive(ev, "id");
@@ -234,7 +234,7 @@ client_event(struct client *c, struct wire_msg *m)
 	uint8_t			 id[32], pk[32];
 	bool			 ok;
 
-	if (claimed(m, id, pk) == -1) {
+	if (event_claimed(m, id, pk) == -1) {
 		srv->stats.writes_refused++;
 		client_notice(c, "invalid: the event has no readable id or "
 		    "pubkey");
@@ -432,7 +432,7 @@ client_refused(struct client *c, const struct wire_msg *m, const char *why)
 }
 
 static void
-on_message(struct ws_peer *p, const char *msg, size_t len, void *arg)
+peer_on_message(struct ws_peer *p, const char *msg, size_t len, void *arg)
 {
 	struct client	*c = arg;
 	struct wire_msg	 m;
@@ -456,7 +456,7 @@ on_message(struct ws_peer *p, const char *msg, size_t len, void *arg)
 }
 
 static void
-on_too_big(struct ws_peer *p, uint64_t declared, void *arg)
+peer_on_too_big(struct ws_peer *p, uint64_t declared, void *arg)
 {
 	struct client	*c = arg;
 	char		 why[RELAYD_NOTICE_MAX];
@@ -469,7 +469,7 @@ on_too_big(struct ws_peer *p, uint64_t declared, void *arg)
 }
 
 static void
-on_drain(struct ws_peer *p, void *arg)
+peer_on_drain(struct ws_peer *p, void *arg)
 {
 	struct client	*c = arg;
 
@@ -478,7 +478,7 @@ on_drain(struct ws_peer *p, void *arg)
 }
 
 static void
-on_close(struct ws_peer *p, int code, const char *reason, void *arg)
+peer_on_close(struct ws_peer *p, int code, const char *reason, void *arg)
 {
 	struct client	*c = arg;
 
@@ -512,7 +512,7 @@ client_new(struct serve *srv, int fd, const char *extra, size_t extra_len,
     struct MHD_UpgradeResponseHandle *urh, const char *addr)
 {
 	static const struct ws_peer_cbs	cbs = {
-		on_message, on_too_big, on_drain, on_close
+		peer_on_message, peer_on_too_big, peer_on_drain, peer_on_close
 	};
 	const struct ws_peer_opts	o = {
 		.max_msg_bytes = RELAYD_MAX_MSG_BYTES,

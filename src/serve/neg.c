@@ -96,7 +96,7 @@ neg_answer(struct sub *s, const uint8_t *msg, size_t len)
 }
 
 void
-neg_ready(struct sub *s)
+neg_begin(struct sub *s)
 {
 	char	why[RELAYD_NOTICE_MAX];
 

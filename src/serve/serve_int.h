@@ -201,7 +201,7 @@ void		 neg_close(struct client *, const char *subid);
 int		 neg_collect(void *sub, const struct store_scan_row *,
 		    const char *json, size_t len);
 /* The item set is complete (or over the cap): answer the NEG-OPEN. */
-void		 neg_ready(struct sub *);
+void		 neg_begin(struct sub *);
 /* Release what a session holds (from sub_free). */
 void		 neg_release(struct sub *);
 /*

@@ -77,7 +77,7 @@ cors(struct MHD_Response *r)
 }
 
 static enum MHD_Result
-answer(struct MHD_Connection *c, unsigned status, const char *type,
+mhd_answer(struct MHD_Connection *c, unsigned status, const char *type,
     char *text, size_t len, enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response	*r;
@@ -112,7 +112,7 @@ answer_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", msg);
-	return answer(c, status, "application/json", body,
+	return mhd_answer(c, status, "application/json", body,
 	    n > 0 ? (size_t)n : 0, MHD_RESPMEM_MUST_COPY);
 }
 
@@ -271,10 +271,10 @@ answer_get(struct serve *srv, struct MHD_Connection *c)
 		if ((doc = nip11_doc(srv)) == NULL)
 			return MHD_NO;
 		srv->stats.nip11++;
-		return answer(c, MHD_HTTP_OK, NIP11_TYPE, doc, strlen(doc),
+		return mhd_answer(c, MHD_HTTP_OK, NIP11_TYPE, doc, strlen(doc),
 		    MHD_RESPMEM_MUST_FREE);
 	}
-	return answer(c, MHD_HTTP_OK, "text/plain; charset=utf-8",
+	return mhd_answer(c, MHD_HTTP_OK, "text/plain; charset=utf-8",
 	    (char *)RELAY_TEXT, strlen(RELAY_TEXT), MHD_RESPMEM_PERSISTENT);
 }
 
@@ -308,7 +308,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		return MHD_YES;
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
-		return answer(c, MHD_HTTP_NO_CONTENT, "text/plain", (char *)"",
+		return mhd_answer(c, MHD_HTTP_NO_CONTENT, "text/plain", (char *)"",
 		    0, MHD_RESPMEM_PERSISTENT);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)

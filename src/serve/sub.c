@@ -36,7 +36,7 @@ static void	work(struct loop *, void *);
 /* ---- the queues ---------------------------------------------------------- */
 
 static void
-arm(struct serve *srv)
+work_arm(struct serve *srv)
 {
 	if (srv->work_timer == 0 && !TAILQ_EMPTY(&srv->runq))
 		srv->work_timer = loop_timer_add(srv->loop, 0, work, srv);
@@ -65,7 +65,7 @@ sub_schedule(struct sub *s)
 	}
 	TAILQ_INSERT_TAIL(&srv->runq, s, runq);
 	s->queued = true;
-	arm(srv);
+	work_arm(srv);
 }
 
 /* Off whichever queue s is on. */
@@ -354,7 +354,7 @@ query_done(struct sub *s)
 		s->phase = SUB_DONE;
 		break;
 	case SUB_NEG:
-		neg_ready(s);
+		neg_begin(s);
 		break;
 	}
 }
@@ -421,7 +421,7 @@ work(struct loop *l, void *arg)
 		/* A slice may leave its client one large event over its mark. */
 		serve_enforce_budget(srv);
 	}
-	arm(srv);
+	work_arm(srv);
 }
 
 /* ---- live -------------------------------------------------------------------- */

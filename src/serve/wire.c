@@ -126,14 +126,6 @@ w_req(struct wire_msg *m, const char *f, size_t len, size_t maxf, char *why,
 }
 
 /* cJSON treats every byte <= 32 as white space; so does this scanner. */
-static size_t
-skip_ws(const char *s, size_t i, size_t len)
-{
-	while (i < len && (unsigned char)s[i] <= 32)
-		i++;
-	return i;
-}
-
 /*
  * The bytes of the object that is the second and last element of an
  * ["EVENT", {...}] (or AUTH) cJSON accepted: past '[', the type string and
@@ -146,18 +138,18 @@ w_event_span(struct wire_msg *m, const char *f, size_t len)
 
 	if (len >= 3 && memcmp(f, "\xef\xbb\xbf", 3) == 0)
 		i = 3;
-	i = skip_ws(f, i, len);
+	i = jsonscan_skip_ws(f, i, len);
 	if (i >= len || f[i++] != '[')
 		return -1;
-	i = skip_ws(f, i, len);
+	i = jsonscan_skip_ws(f, i, len);
 	if (i >= len || f[i++] != '"')
 		return -1;
 	while (i < len && f[i] != '"')	/* a type name has no escapes */
 		i++;
-	i = skip_ws(f, i + 1, len);
+	i = jsonscan_skip_ws(f, i + 1, len);
 	if (i >= len || f[i++] != ',')
 		return -1;
-	i = skip_ws(f, i, len);
+	i = jsonscan_skip_ws(f, i, len);
 	while (end > i && (unsigned char)f[end - 1] <= 32)
 		end--;
 	if (end <= i || f[--end] != ']')
@@ -254,7 +246,7 @@ w_json(struct wire_msg *m, const char *frame, size_t len, char *why,
 		    RELAY_MSG_MAX_DEPTH);
 	}
 	m->root = cJSON_ParseWithLengthOpts(frame, len, &end, 0);
-	if (m->root != NULL && skip_ws(end, 0, (size_t)(frame + len - end)) !=
+	if (m->root != NULL && jsonscan_skip_ws(end, 0, (size_t)(frame + len - end)) !=
 	    (size_t)(frame + len - end)) {
 		cJSON_Delete(m->root);
 		m->root = NULL;
