@@ -136,7 +136,7 @@ relay_drop_ws(struct relay *r)
 }
 
 static void
-pool_sub_free(struct pool_sub *s)
+relay_sub_free(struct pool_sub *s)
 {
 	free(s->req);
 	free(s);
@@ -161,7 +161,7 @@ relay_free(struct relay *r)
 	ws_destroy(r->ws_spent);
 	while ((s = TAILQ_FIRST(&r->subs)) != NULL) {
 		TAILQ_REMOVE(&r->subs, s, entry);
-		pool_sub_free(s);
+		relay_sub_free(s);
 	}
 	while ((p = TAILQ_FIRST(&r->pubs)) != NULL) {
 		TAILQ_REMOVE(&r->pubs, p, entry);
@@ -1006,7 +1006,7 @@ relay_tick(struct relay *r)
 	TAILQ_FOREACH_SAFE(s, &r->subs, entry, sn) {
 		if (s->state == SUB_DEAD) {
 			TAILQ_REMOVE(&r->subs, s, entry);
-			pool_sub_free(s);
+			relay_sub_free(s);
 		}
 	}
 	TAILQ_FOREACH_SAFE(p, &r->pubs, entry, pn)
