@@ -38,7 +38,7 @@ wait "$DPID" 2>/dev/null || true
 echo "    $answer"
 check "the relay answered OK true" python3 -c 'import json, sys
 m = json.loads(sys.argv[1]); sys.exit(0 if m[0] == "OK" and m[2] is True else 1)' "$answer"
-check "  and after SIGKILL at once the event is stored" stored "$(ids "$T/ev.jsonl" | head -1)"
+check "  and after SIGKILL at once the event is stored" stored "$(ids "$T/ev.jsonl" | sed -n 1p)"
 
 rm -f "$D/relay.port"
 run

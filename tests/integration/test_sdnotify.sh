@@ -85,7 +85,7 @@ npub=$(json_get "$T/ready_ctl.json" npub)
 check "the control socket's status names the box key" test "${npub#npub1}" != "$npub"
 check "the web's status names the same key" test \
     "$(json_get "$T/ready_http.json" npub)" = "$npub"
-first=$(datagrams "$N" | head -n1)
+first=$(datagrams "$N" | sed -n 1p)
 echo "    first datagram: $first"
 check "READY=1 is the first datagram, with the start-up summary" test \
     "$first" = '"READY=1\nSTATUS=reading follow lists, 0 events, 0/1 relays open, no uplink"'
