@@ -125,28 +125,42 @@ w_req(struct wire_msg *m, const char *f, size_t len, size_t maxf, char *why,
 	return w_filters(m, 2, n, why, whylen);
 }
 
-/* cJSON treats every byte <= 32 as white space; so does this scanner. */
 /*
- * The bytes of the object that is the second and last element of an
- * ["EVENT", {...}] (or AUTH) cJSON accepted: past '[', the type string and
- * ',' forward, before ']' backward.
+ * cJSON treats every byte <= 32 as white space; so do these scanners.
+ * The index just past the raw type string of a frame cJSON accepted as an
+ * array, when its bytes are exactly "name" (no escapes, no NUL that would
+ * make "AUTH\0..." compare equal to AUTH), or 0.
  */
-static int
-w_event_span(struct wire_msg *m, const char *f, size_t len)
+static size_t
+w_type_end(const char *f, size_t len, const char *name)
 {
-	size_t	i = 0, end = len;
+	size_t	i = 0, n = strlen(name);
 
 	if (len >= 3 && memcmp(f, "\xef\xbb\xbf", 3) == 0)
 		i = 3;
 	i = jsonscan_skip_ws(f, i, len);
 	if (i >= len || f[i++] != '[')
+		return 0;
+	i = jsonscan_skip_ws(f, i, len);
+	if (len - i < n + 2 || f[i] != '"' || memcmp(f + i + 1, name, n) != 0 ||
+	    f[i + 1 + n] != '"')
+		return 0;
+	return i + n + 2;
+}
+
+/*
+ * The bytes of the object that is the second and last element of an
+ * ["EVENT", {...}] (or AUTH) cJSON accepted: past the type string and ','
+ * forward, before ']' backward.
+ */
+static int
+w_event_span(struct wire_msg *m, const char *f, size_t len)
+{
+	size_t	i, end = len;
+
+	if ((i = w_type_end(f, len, wire_type_name(m->type))) == 0)
 		return -1;
 	i = jsonscan_skip_ws(f, i, len);
-	if (i >= len || f[i++] != '"')
-		return -1;
-	while (i < len && f[i] != '"')	/* a type name has no escapes */
-		i++;
-	i = jsonscan_skip_ws(f, i + 1, len);
 	if (i >= len || f[i++] != ',')
 		return -1;
 	i = jsonscan_skip_ws(f, i, len);
@@ -274,7 +288,8 @@ wire_parse(struct wire_msg *m, const char *frame, size_t len,
 		    "element is its type");
 		goto fail;
 	}
-	if ((k = wire_kind_find(t->valuestring)) == NULL) {
+	if ((k = wire_kind_find(t->valuestring)) == NULL ||
+	    w_type_end(frame, len, k->name) == 0) {
 		errf(why, whylen, "invalid: unknown message type \"%.32s\"",
 		    t->valuestring);
 		goto fail;

@@ -114,6 +114,25 @@ refused(const char *text, const char *want, enum wire_type type,
 	assert_null(m.root);
 }
 
+/*
+ * A type string with a NUL in it compares equal to AUTH in C; the raw
+ * bytes must be the name itself (a fuzzer found an event span taken from
+ * inside such a type string).
+ */
+static void
+test_type_with_nul(void **state)
+{
+	static const char	 frame[] = "[\"AUTH\0\\\",{\0\",{}]";
+	struct wire_msg		 m;
+	char			 why[256];
+
+	assert_int_equal(wire_parse(&m, frame, sizeof(frame) - 1, 10, why,
+	    sizeof(why)), -1);
+	assert_string_equal(why, "invalid: unknown message type \"AUTH\"");
+	assert_null(m.root);
+	(void)state;
+}
+
 static void
 test_refusals(void **state)
 {
@@ -129,6 +148,8 @@ test_refusals(void **state)
 	    "is its type", WIRE_UNKNOWN, "");
 	refused("[\"PING\"]", "invalid: unknown message type \"PING\"",
 	    WIRE_UNKNOWN, "");
+	refused("[\"AUTH\\\",{\",{}]", "invalid: unknown message type "
+	    "\"AUTH\",{\"", WIRE_UNKNOWN, "");
 	refused("[\"REQ\",\"a\"]", "invalid: REQ takes 3 to 1048576 elements, "
 	    "not 2", WIRE_REQ, "a");
 	refused("[\"REQ\",5,{}]", "invalid: the subscription id is not a "
@@ -228,6 +249,7 @@ main(void)
 		cmocka_unit_test(test_event_span),
 		cmocka_unit_test(test_neg),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_type_with_nul),
 		cmocka_unit_test(test_builders),
 	};
 
