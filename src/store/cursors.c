@@ -293,13 +293,19 @@ store_cursors_reset(struct store *st, const uint8_t *pubkey, int64_t now_s)
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
-	stmt = store_stmt(st, "UPDATE cursors SET until_cursor = NULL, "
-	    "complete = 0, incomplete_reason = NULL, incomplete_why = 0, "
-	    "gap_since = NULL, "
-	    "stalls = 0, updated_at = ?2 WHERE ?1 IS NULL OR pubkey = ?1");
+	/*
+	 * Two statements: "?1 IS NULL OR pubkey = ?1" cannot use the
+	 * primary key, so one author's reset would read every row.
+	 */
+#define CURSORS_RESET "UPDATE cursors SET until_cursor = NULL, " \
+	    "complete = 0, incomplete_reason = NULL, incomplete_why = 0, " \
+	    "gap_since = NULL, stalls = 0, updated_at = ?2"
+	stmt = store_stmt(st, pubkey == NULL ? CURSORS_RESET :
+	    CURSORS_RESET " WHERE pubkey = ?1");
+#undef CURSORS_RESET
 	if (stmt == NULL)
 		return -1;
-	rc = pubkey == NULL ? sqlite3_bind_null(stmt, 1) :
+	rc = pubkey == NULL ? SQLITE_OK :
 	    sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(stmt, 2, now_s);
@@ -346,11 +352,13 @@ store_cursors_each(struct store *st, const uint8_t *pubkey,
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
-	stmt = store_stmt(st, "SELECT " CURSOR_COLS " FROM cursors WHERE "
-	    "?1 IS NULL OR pubkey = ?1 ORDER BY pubkey, relay");
+	/* One author's rows by the primary key, or every row. */
+	stmt = store_stmt(st, pubkey == NULL ? "SELECT " CURSOR_COLS " FROM "
+	    "cursors ORDER BY pubkey, relay" : "SELECT " CURSOR_COLS " FROM "
+	    "cursors WHERE pubkey = ?1 ORDER BY relay");
 	if (stmt == NULL)
 		return -1;
-	rc = pubkey == NULL ? sqlite3_bind_null(stmt, 1) :
+	rc = pubkey == NULL ? SQLITE_OK :
 	    sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC);
 	if (rc != SQLITE_OK) {
 		store_stmt_done(stmt);
@@ -394,8 +402,61 @@ store_cursors_draining(struct store *st, const char *relay,
  * into (rows, complete rows, incomplete rows) by the cursors primary key.
  * An author without rows is incomplete (STORE_CURSOR_REASON_NORELAY).
  */
+static int	cursors_summary_read(struct store *,
+		    struct store_cursor_summary *);
+
+/*
+ * The database's state as the summary cache sees it: this connection's
+ * change count and the data version. -1 (logged) when it cannot be read.
+ */
+static int
+cursor_cache_key(struct store *st, int64_t *changes, int64_t *version)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	*changes = sqlite3_total_changes64(store_db(st));
+	if ((stmt = store_stmt(st, "PRAGMA data_version")) == NULL)
+		return -1;
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		*version = sqlite3_column_int64(stmt, 0);
+	store_stmt_done(stmt);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/*
+ * The summary is a pass over every followed author and cursor row (20 ms
+ * with 5,000 authors on 20 relays); the status page and the service
+ * manager's status line ask every few seconds. Asked again with nothing
+ * written since, the last answer is the answer.
+ */
 int
 store_cursors_summary(struct store *st, struct store_cursor_summary *out)
+{
+	struct store_cursor_cache	*c = store_cursor_cache(st);
+	int64_t				 changes, version;
+	int				 keyed;
+
+	keyed = cursor_cache_key(st, &changes, &version) == 0;
+	if (keyed && c->valid && c->changes == changes &&
+	    c->data_version == version) {
+		*out = c->sum;
+		return 0;
+	}
+	c->valid = 0;
+	if (cursors_summary_read(st, out) == -1)
+		return -1;
+	if (keyed) {
+		c->sum = *out;
+		c->changes = changes;
+		c->data_version = version;
+		c->valid = 1;
+	}
+	return 0;
+}
+
+static int
+cursors_summary_read(struct store *st, struct store_cursor_summary *out)
 {
 	sqlite3_stmt	*stmt;
 	int		 rc;
@@ -406,12 +467,11 @@ store_cursors_summary(struct store *st, struct store_cursor_summary *out)
 	    "coalesce(sum(n = 0 OR (done + inc = n AND inc > 0)), 0), "
 	    "coalesce(sum(n), 0), coalesce(sum(done), 0), coalesce(sum(inc), 0), "
 	    "coalesce(sum(n = 0), 0) "
-	    "FROM (SELECT (SELECT count(*) FROM cursors c WHERE c.pubkey = "
-	    "f.pubkey) AS n, (SELECT count(*) FROM cursors c WHERE c.pubkey = "
-	    "f.pubkey AND c.complete = 1) AS done, (SELECT count(*) FROM "
-	    "cursors c WHERE c.pubkey = f.pubkey AND c.complete = 0 AND "
-	    "c.incomplete_reason IS NOT NULL) AS inc FROM follows f WHERE "
-	    "f.stale = 0)");
+	    "FROM (SELECT coalesce(c.n, 0) AS n, coalesce(c.done, 0) AS done, "
+	    "coalesce(c.inc, 0) AS inc FROM follows f LEFT JOIN (SELECT pubkey, "
+	    "count(*) AS n, sum(complete = 1) AS done, sum(complete = 0 AND "
+	    "incomplete_reason IS NOT NULL) AS inc FROM cursors GROUP BY "
+	    "pubkey) c ON c.pubkey = f.pubkey WHERE f.stale = 0)");
 	if (stmt == NULL)
 		return -1;
 	rc = sqlite3_step(stmt);
@@ -433,6 +493,29 @@ store_cursors_summary(struct store *st, struct store_cursor_summary *out)
 	out->authors_draining = out->authors_total - out->authors_complete -
 	    out->authors_incomplete;
 	return 0;
+}
+
+int
+store_cursors_any_draining(struct store *st)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc, any = 0;
+
+	/* The partial index cursors_todo holds exactly the rows asked for. */
+	stmt = store_stmt(st, "SELECT EXISTS (SELECT 1 FROM cursors c JOIN "
+	    "follows f ON f.pubkey = c.pubkey WHERE c.complete = 0 AND "
+	    "c.incomplete_reason IS NULL AND f.stale = 0)");
+	if (stmt == NULL)
+		return -1;
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		any = sqlite3_column_int(stmt, 0);
+	store_stmt_done(stmt);
+	if (rc != SQLITE_ROW) {
+		log_warnx("store: cursors draining: %s",
+		    sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	return any;
 }
 
 int64_t

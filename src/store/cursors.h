@@ -171,6 +171,12 @@ struct store_cursor_summary {
 };
 /* Fill *out. 0, or -1 (logged). */
 int	store_cursors_summary(struct store *, struct store_cursor_summary *out);
+/*
+ * 1 when a followed (not stale) author still has a relay draining (the
+ * summary's authors_draining > 0) without counting them, 0 when none,
+ * -1 (logged).
+ */
+int	store_cursors_any_draining(struct store *);
 
 const char *store_cursor_state_name(enum store_cursor_state);
 /* The words of a reason code ("relay ignores until"), static. */

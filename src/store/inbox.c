@@ -526,18 +526,24 @@ inbox_enqueue_range(struct store *st, int64_t at, const uint8_t *id,
 {
 	sqlite3_stmt	*s;
 
-	s = store_stmt(st, "INSERT OR IGNORE INTO inbox (event_id, enqueued_at) "
-	    "SELECT id, ?5 FROM events WHERE (created_at, id) > (?1, ?2) AND "
-	    "(?6 = 0 OR (created_at, id) <= (?3, ?4)) ORDER BY created_at, id");
+	/*
+	 * Two statements: with "?6 = 0 OR ... <= (?3, ?4)" the index range
+	 * had only its lower bound, so every chunk read every later row.
+	 */
+#define INBOX_RANGE "INSERT OR IGNORE INTO inbox (event_id, enqueued_at) " \
+	    "SELECT id, ?5 FROM events WHERE (created_at, id) > (?1, ?2)"
+	s = store_stmt(st, has_end ? INBOX_RANGE " AND (created_at, id) <= "
+	    "(?3, ?4) ORDER BY created_at, id" : INBOX_RANGE " ORDER BY "
+	    "created_at, id");
+#undef INBOX_RANGE
 	if (s == NULL)
 		return -1;
 	if (sqlite3_bind_int64(s, 1, at) != SQLITE_OK ||
 	    sqlite3_bind_blob(s, 2, idlen > 0 ? (const void *)id : "", idlen,
 	    SQLITE_TRANSIENT) != SQLITE_OK ||
-	    sqlite3_bind_int64(s, 3, end_at) != SQLITE_OK ||
-	    sqlite3_bind_blob(s, 4, end_id, 32, SQLITE_TRANSIENT) != SQLITE_OK ||
-	    sqlite3_bind_int64(s, 5, now_s) != SQLITE_OK ||
-	    sqlite3_bind_int(s, 6, has_end) != SQLITE_OK)
+	    (has_end && (sqlite3_bind_int64(s, 3, end_at) != SQLITE_OK ||
+	    sqlite3_bind_blob(s, 4, end_id, 32, SQLITE_TRANSIENT) !=
+	    SQLITE_OK)) || sqlite3_bind_int64(s, 5, now_s) != SQLITE_OK)
 		return inbox_fail(st, s, "enqueue");
 	return inbox_step(st, s, "enqueue");
 }

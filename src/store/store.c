@@ -57,6 +57,7 @@ struct store {
 	int			 damaged;	/* corruption seen: no writes */
 	int			 readonly;	/* store_open_readonly */
 	struct store_names	*names;		/* store/names.c */
+	struct store_cursor_cache cursor_cache;	/* store/cursors.c */
 };
 
 /*
@@ -609,6 +610,12 @@ store_names_slot(struct store *st)
 	return &st->names;
 }
 
+struct store_cursor_cache *
+store_cursor_cache(struct store *st)
+{
+	return &st->cursor_cache;
+}
+
 sqlite3 *
 store_db(struct store *st)
 {
@@ -763,6 +770,7 @@ store_rollback(struct store *st)
 	}
 	st->depth--;
 	st->tot_count[st->depth] = st->tot_bytes[st->depth] = 0;
+	st->cursor_cache.valid = 0;	/* it may have seen what is undone */
 	/* SQLite may already have rolled everything back (IOERR, FULL). */
 	if (sqlite3_get_autocommit(st->db))
 		return 0;

@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include "store/cursors.h"
 #include "store/jobs.h"
 #include "store/store.h"
 
@@ -57,6 +58,18 @@ const char	*store_job_resolve_sql(enum store_job_source);
 /* The store's cache of profile names (store/names.c): NULL until first use. */
 struct store_names;
 struct store_names	**store_names_slot(struct store *);
+
+/*
+ * store_cursors_summary's last answer and what the database looked like
+ * then (store/cursors.c): this connection's change count and the data
+ * version other connections' commits move.
+ */
+struct store_cursor_cache {
+	struct store_cursor_summary	sum;
+	int64_t				changes, data_version;
+	int				valid;
+};
+struct store_cursor_cache	*store_cursor_cache(struct store *);
 
 /* The connection, owned by the store; valid until store_close. */
 sqlite3		*store_db(struct store *);

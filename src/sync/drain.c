@@ -1028,8 +1028,7 @@ drain_in_flight(const struct drain *d)
 bool
 drain_idle(struct drain *d)
 {
-	struct store_cursor_summary	sum;
-	struct drelay			*dr;
+	struct drelay	*dr;
 
 	if (!enabled(d))
 		return true;
@@ -1038,9 +1037,7 @@ drain_idle(struct drain *d)
 	TAILQ_FOREACH(dr, &d->relays, entry)
 		if (dr->pump_timer != 0)
 			return false;
-	if (store_cursors_summary(d->st, &sum) == -1)
-		return false;
-	return sum.authors_draining == 0;
+	return store_cursors_any_draining(d->st) == 0;
 }
 
 void
