@@ -35,6 +35,7 @@ sync_filter_authors(struct filter *f, const uint8_t (*authors)[32], size_t n,
 		f->since = since;
 		f->has |= FILTER_HAS_SINCE;
 	}
+	filter_sort(f);	/* an event is matched by binary search */
 	return 0;
 }
 
