@@ -228,7 +228,8 @@ pool_relay_remove(struct pool *pool, const char *url)
  */
 static struct pool_sub *
 pool_sub_queue(struct pool *pool, const char *url, char prefix,
-    int (*build)(struct buf *, const char *id, const void *), const void *barg)
+    int (*build)(struct buf *, const char *id, const void *), const void *barg,
+    bool keep)
 {
 	struct relay	*r;
 	struct pool_sub	*s;
@@ -241,7 +242,7 @@ pool_sub_queue(struct pool *pool, const char *url, char prefix,
 	    (unsigned long long)++pool->next_sub);
 	buf_init(&b, relay_frame_max(r));
 	if (build(&b, s->id, barg) == -1 ||
-	    (s->req = strdup(buf_cstr(&b))) == NULL) {
+	    (keep && (s->req = strdup(buf_cstr(&b))) == NULL)) {
 		buf_free(&b);
 		free(s);
 		return NULL;
@@ -275,8 +276,11 @@ pool_sub_open(struct pool *pool, const char *url,
 	struct req_args	 a = { filters, n };
 	struct pool_sub	*s;
 
-	if ((s = pool_sub_queue(pool, url, 's', build_req, &a)) == NULL)
+	/* Built once to know it fits; built again at each send. */
+	if ((s = pool_sub_queue(pool, url, 's', build_req, &a, false)) == NULL)
 		return NULL;
+	s->filters = filters;
+	s->nfilters = n;
 	if (cbs != NULL)
 		s->cbs = *cbs;
 	s->arg = arg;
@@ -305,7 +309,7 @@ pool_neg_open(struct pool *pool, const char *url, const struct filter *filter,
 	struct neg_open_args	 a = { filter, msg, len };
 	struct pool_sub		*s;
 
-	if ((s = pool_sub_queue(pool, url, 'n', build_neg_open, &a)) == NULL)
+	if ((s = pool_sub_queue(pool, url, 'n', build_neg_open, &a, true)) == NULL)
 		return NULL;
 	s->neg = true;
 	if (cbs != NULL)

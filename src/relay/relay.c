@@ -212,7 +212,23 @@ relay_pump_later(struct relay *r, uint64_t at_ms)
 static int
 relay_send_req(struct relay *r, struct pool_sub *s)
 {
-	if (ws_send_text(r->ws, s->req, s->req_len) == -1)
+	struct buf	b;
+	int		rc;
+
+	if (s->req != NULL)
+		rc = ws_send_text(r->ws, s->req, s->req_len);
+	else {
+		/* The same filters give the same frame: it fits req_len. */
+		buf_init(&b, s->req_len + 16);
+		rc = relay_msg_build_req(&b, s->id, s->filters, s->nfilters);
+		if (rc == 0)
+			rc = ws_send_text(r->ws, buf_cstr(&b), b.len);
+		else
+			log_warnx("relay %s: REQ %s could not be built again",
+			    r->url, s->id);
+		buf_free(&b);
+	}
+	if (rc == -1)
 		return -1;
 	s->state = SUB_SENT;
 	if (s->neg)
