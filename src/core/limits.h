@@ -137,6 +137,7 @@
 #define WS_MAX_MSG_BYTES_CEILING	(16 * 1024 * 1024) /* largest message ever accepted, bytes */
 #define WS_MAX_MSG_BYTES_DEFAULT	(1024 * 1024)	/* default largest message, bytes */
 #define WS_SEND_HIGH_WATER_DEFAULT	(256 * 1024)	/* queued bytes above which reading stops, bytes */
+#define RELAY_SEND_HIGH_WATER		(64 * 1024)	/* bytes queued to an upstream relay past which no more REQs are sent before it drains */
 #define WS_SEND_QUEUE_MAX_DEFAULT	(1024 * 1024)	/* queued bytes above which sends are refused */
 #define HTTP_MAX_HEAD_BYTES		8192		/* bytes of a response status line + headers */
 #define HTTP_MAX_BODY_BYTES		(64 * 1024)	/* bytes of a NIP-11 response body */

@@ -22,6 +22,7 @@
 
 #include "core/backoff.h"
 #include "core/clock.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "net/tls.h"
@@ -208,7 +209,11 @@ relay_pump_later(struct relay *r, uint64_t at_ms)
 	    at_ms > now ? at_ms - now : 0, relay_pump_timer, r);
 }
 
-/* Send s's REQ (or NEG-OPEN). 0, or -1 when the send queue refused it. */
+/*
+ * Send s's REQ (or NEG-OPEN). 0; 1 when sent and the send queue is now
+ * over its high water (send no more before on_drain); -1 when the send
+ * queue refused it.
+ */
 static int
 relay_send_req(struct relay *r, struct pool_sub *s)
 {
@@ -230,6 +235,7 @@ relay_send_req(struct relay *r, struct pool_sub *s)
 	}
 	if (rc == -1)
 		return -1;
+	rc = rc == 1 ? 1 : 0;
 	s->state = SUB_SENT;
 	if (s->neg)
 		r->stats.neg_opens++;
@@ -238,7 +244,7 @@ relay_send_req(struct relay *r, struct pool_sub *s)
 	r->last_req_ms = relay_now(r);
 	log_debug("relay %s: %s %s sent", r->url, s->neg ? "NEG-OPEN" : "REQ",
 	    s->id);
-	return 0;
+	return rc;
 }
 
 void
@@ -247,6 +253,7 @@ relay_pump(struct relay *r)
 	struct pool_sub	*s;
 	uint64_t	 now = relay_now(r), pace = r->conf->pace_ms;
 	size_t		 open;
+	int		 rc;
 
 	if (r->state != RELAY_OPEN || r->dead)
 		return;
@@ -270,9 +277,16 @@ relay_pump(struct relay *r)
 			relay_pump_later(r, r->last_req_ms + pace);
 			return;
 		}
-		if (relay_send_req(r, s) == -1)
+		/*
+		 * At most one frame over the high water is queued, so 20
+		 * relays each opening subscriptions of 1,600 authors do not
+		 * hold every REQ in memory at once.
+		 */
+		if ((rc = relay_send_req(r, s)) == -1)
 			return;		/* on_drain pumps again */
 		open++;
+		if (rc == 1)
+			return;		/* so does this */
 	}
 }
 
@@ -983,6 +997,7 @@ relay_connect(struct relay *r)
 	wo.dns = o->dns;
 	wo.ca_file = r->conf->ca_file;
 	wo.max_msg_bytes = o->max_msg_bytes;
+	wo.send_high_water = RELAY_SEND_HIGH_WATER;
 	r->ws = ws_connect(r->loop, r->url, &wo, &cbs, r, err,
 	    sizeof(err));
 	if (r->ws == NULL) {

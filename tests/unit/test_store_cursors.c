@@ -253,10 +253,15 @@ test_summary(void **state)
 	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
 	assert_int_equal(s.authors_incomplete, 3);
 	assert_int_equal(s.authors_draining, 1);
+	assert_int_equal(store_cursors_any_draining(fx->st), 1);
 
 	/* Author 5 finishes: nothing drains, and once idle complete +
 	 * incomplete = total, author 4 (no row at all) included. */
 	assert_int_equal(store_cursor_complete(fx->st, pk(5), RA, 3), 0);
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
+	assert_int_equal(s.authors_draining, 0);
+	assert_int_equal(store_cursors_any_draining(fx->st), 0);
+	/* Asked again with nothing written: the same answer (cached). */
 	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
 	assert_int_equal(s.authors_draining, 0);
 	assert_int_equal(s.authors_complete, 2);
@@ -268,6 +273,16 @@ test_summary(void **state)
 	assert_int_equal(store_cursor_ensure(fx->st, pk(4), RA, 4), 1);
 	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
 	assert_int_equal(s.authors_incomplete, 2);
+	assert_int_equal(s.authors_draining, 1);
+	assert_int_equal(store_cursors_any_draining(fx->st), 1);
+
+	/* A write rolled back: the summary is read again, not the cache. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(store_cursor_complete(fx->st, pk(4), RA, 5), 0);
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
+	assert_int_equal(s.authors_draining, 0);
+	assert_int_equal(store_rollback(fx->st), 0);
+	assert_int_equal(store_cursors_summary(fx->st, &s), 0);
 	assert_int_equal(s.authors_draining, 1);
 }
 
