@@ -6,7 +6,10 @@
  *
  *   prog_relayd gen DIR COUNT [SEED [AUTHORS [JSONL [fast]]]]
  *	COUNT events by AUTHORS authors (default 20) whose secret keys come
- *	from SEED (default 1): each author's kind 0, then kind 1 notes (a
+ *	from SEED (default 1), or, when AUTHORS is @FILE, by the authors
+ *	whose secret keys FILE lists (hex, one a line: a relaysim dataset's
+ *	authors, so a store can hold the history of the keys a box
+ *	follows): each author's kind 0, then kind 1 notes (a
  *	third replying to an earlier event with "e" and "p" tags, some with
  *	"t" hashtags), kind 7 reactions and kind 6 reposts of earlier
  *	events, at three to a second going back from an hour ago, so that
@@ -35,7 +38,7 @@
 #include "store/store.h"
 #include "sync/ingest.h"
 
-#define GEN_MAX_AUTHORS	1000
+#define GEN_MAX_AUTHORS	10000
 #define GEN_RECENT	4096	/* earlier events a reply may point at */
 
 static const char *const hashtags[] = {
@@ -72,6 +75,35 @@ author_key(long seed, long i, struct nostr_key *k)
 	sec[30] = (uint8_t)(i >> 8);
 	sec[31] = (uint8_t)(i + 1);
 	return key_from_secret(k, sec);
+}
+
+/* Secret keys from a file of hex lines into g->keys; the count, or -1. */
+static long
+file_keys(const char *path, struct nostr_key **keys)
+{
+	FILE	*f = fopen(path, "r");
+	char	 line[256];
+	uint8_t	 sec[32];
+	long	 n = 0;
+
+	if (f == NULL || (*keys = calloc(GEN_MAX_AUTHORS,
+	    sizeof(**keys))) == NULL) {
+		perror(path);
+		return -1;
+	}
+	while (n < GEN_MAX_AUTHORS && fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (hex_decode(line, strlen(line), sec, 32) != 0 ||
+		    key_from_secret(&(*keys)[n], sec) == -1) {
+			fprintf(stderr, "%s: line %ld is not a secret key\n", path,
+			    n + 1);
+			fclose(f);
+			return -1;
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
 }
 
 static void
@@ -168,8 +200,8 @@ store_fast(struct store *st, const struct event *ev, const struct buf *json)
 }
 
 static int
-gen(const char *dir, long count, long seed, long nauthors, const char *jsonl,
-    bool fast)
+gen(const char *dir, long count, long seed, long nauthors,
+    const char *keyfile, const char *jsonl, bool fast)
 {
 	struct gen	 g = { 0 };
 	struct store	*st;
@@ -182,13 +214,16 @@ gen(const char *dir, long count, long seed, long nauthors, const char *jsonl,
 	long		 i, stored = 0;
 	int		 rc;
 
+	if (keyfile != NULL && (nauthors = file_keys(keyfile, &g.keys)) < 1)
+		return 2;
 	if (nauthors < 1 || nauthors > GEN_MAX_AUTHORS)
 		return 2;
 	g.nauthors = nauthors;
 	g.rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)seed;
-	if ((g.keys = calloc((size_t)nauthors, sizeof(*g.keys))) == NULL)
+	if (keyfile == NULL && (g.keys = calloc((size_t)nauthors,
+	    sizeof(*g.keys))) == NULL)
 		return 1;
-	for (i = 0; i < nauthors; i++)
+	for (i = 0; keyfile == NULL && i < nauthors; i++)
 		if (author_key(seed, i, &g.keys[i]) == -1)
 			return 1;
 	if (store_open(&st, dir, err, sizeof(err)) == -1) {
@@ -244,7 +279,8 @@ main(int argc, char **argv)
 	log_init(stderr, LOG_LEVEL_WARN);
 	if (argc >= 4 && strcmp(argv[1], "gen") == 0)
 		return gen(argv[2], atol(argv[3]), argc > 4 ? atol(argv[4]) : 1,
-		    argc > 5 ? atol(argv[5]) : 20, argc > 6 ? argv[6] : "-",
+		    argc > 5 ? atol(argv[5]) : 20, argc > 5 && argv[5][0] == '@' ?
+		    argv[5] + 1 : NULL, argc > 6 ? argv[6] : "-",
 		    argc > 7 && strcmp(argv[7], "fast") == 0);
 	if (argc == 4 && strcmp(argv[1], "key") == 0 &&
 	    author_key(atol(argv[2]), atol(argv[3]), &k) == 0) {
