@@ -160,6 +160,21 @@ shlib_depends() {
 	rm -rf "$scratch"
 }
 
+# "libpq5 (>= V)", V the newest of the minimal versions libpq5's symbols
+# file gives the functions src/uplink/pg.c loads (its PQ_FUNCS list).
+libpq_depends() {
+	local syms f v best=0
+	syms=$(ls /var/lib/dpkg/info/libpq5:*.symbols 2>/dev/null | sed -n 1p)
+	[ -n "$syms" ] || die "libpq5's symbols file not found (apt install libpq5)"
+	for f in $(sed -n '/^#define PQ_FUNCS/,/^#define PQ_SLOT/p' \
+	    "$top/src/uplink/pg.c" | sed -n 's/^[[:space:]]*X(\(PQ[A-Za-z]*\)).*/\1/p'); do
+		v=$(awk -v s="$f@Base" '$1 == s { print $2 }' "$syms")
+		[ -n "$v" ] || die "libpq5 has no $f"
+		if dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+	done
+	echo "libpq5 (>= $best)"
+}
+
 # Writes into $1 a dpkg database that places, for the ELF files $2..., the
 # packages of their needed libraries in the sysroot (see shlib_depends).
 fake_admindir() {
@@ -243,6 +258,11 @@ done
 
 depends=$(shlib_depends "$root" usr/bin/cacheboxd usr/bin/cacheboxctl)
 [ -n "$depends" ] || die "dpkg-shlibdeps found no dependencies"
+# libpq is loaded when a Postgres uplink starts (src/uplink/pg.c), so no
+# NEEDED entry names it: a build with the driver depends on it by hand.
+if grep -aq 'libpq\.so\.5' "$root/usr/bin/cacheboxd"; then
+	depends="$depends, $(libpq_depends)"
+fi
 # Installed-Size as dpkg-gencontrol counts it: each file's size rounded up
 # to KiB, one KiB for every directory or link.
 size=$(cd "$root" && find . -mindepth 1 -path ./DEBIAN -prune -o \

@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -50,6 +51,74 @@
 #include "nostr/key.h"
 #include "store/inbox.h"
 #include "uplink/driver.h"
+
+/*
+ * libpq is loaded when a Postgres uplink starts, not linked: with the
+ * OpenSSL, Kerberos and LDAP libraries it brings, it is 2.6 MB of resident
+ * pages that a box uplinking over WebSocket, or not at all, would carry
+ * for nothing (tests/bench/scale.sh). Every function used is listed here
+ * and called through pq.
+ */
+#define PG_LIBPQ		"libpq.so.5"
+#define PQ_FUNCS(X) \
+	X(PQclear) \
+	X(PQcmdStatus) \
+	X(PQconnectPoll) \
+	X(PQconnectStartParams) \
+	X(PQconninfoFree) \
+	X(PQconninfoParse) \
+	X(PQconsumeInput) \
+	X(PQerrorMessage) \
+	X(PQfinish) \
+	X(PQflush) \
+	X(PQfreemem) \
+	X(PQgetResult) \
+	X(PQisBusy) \
+	X(PQputCopyData) \
+	X(PQputCopyEnd) \
+	X(PQresultErrorField) \
+	X(PQresultErrorMessage) \
+	X(PQresultStatus) \
+	X(PQsendQuery) \
+	X(PQserverVersion) \
+	X(PQsetnonblocking) \
+	X(PQsocket) \
+	X(PQsslInUse) \
+	X(PQstatus) \
+	X(PQtransactionStatus)
+#define PQ_SLOT(f)	__typeof__(f) *f;
+static struct {
+	void	*dl;
+	PQ_FUNCS(PQ_SLOT)
+} pq;
+
+/* Load libpq once. 0, or -1 with the reason in err. */
+static int
+pq_load(char *err, size_t errlen)
+{
+	void	*dl, *fn;
+	char	*why;
+
+	if (pq.dl != NULL)
+		return 0;
+	if ((dl = dlopen(PG_LIBPQ, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		why = dlerror();
+		snprintf(err, errlen, "cannot load %s (the libpq5 package): %s",
+		    PG_LIBPQ, why != NULL ? why : "?");
+		return -1;
+	}
+#define PQ_LOAD(f)							\
+	if ((fn = dlsym(dl, #f)) == NULL) {				\
+		snprintf(err, errlen, "%s has no %s", PG_LIBPQ, #f);	\
+		dlclose(dl);						\
+		return -1;						\
+	}								\
+	memcpy(&pq.f, &fn, sizeof(fn));
+	PQ_FUNCS(PQ_LOAD)
+#undef PQ_LOAD
+	pq.dl = dl;
+	return 0;
+}
 
 #define PG_DEFAULT_PORT		5432
 #define PG_MAX_OPTIONS		64	/* connection keywords passed to libpq */
@@ -204,7 +273,7 @@ pg_close(struct pg *pg)
 	pg->fd = -1;
 	pg->events = 0;
 	if (pg->conn != NULL)
-		PQfinish(pg->conn);
+		pq.PQfinish(pg->conn);
 	pg->conn = NULL;
 	pg_confirm(pg);
 	store_inbox_batch_clear(&pg->cur->rows);
@@ -273,12 +342,12 @@ static void	pg_io(struct loop *, int, short, void *);
 /*
  * Watch libpq's socket for events. The socket can change while a
  * connection is being made (another address, SSL fallback), so the one
- * watched is compared with PQsocket() each time. 0 or -1.
+ * watched is compared with pq.PQsocket() each time. 0 or -1.
  */
 static int
 pg_watch(struct pg *pg, short events)
 {
-	int	fd = PQsocket(pg->conn);
+	int	fd = pq.PQsocket(pg->conn);
 
 	if (fd < 0)
 		return -1;
@@ -333,13 +402,13 @@ pg_open(struct pg *pg, const char *hosts, const char *addrs)
 	}
 	kw[n] = val[n] = NULL;
 	pg_set_state(pg, PG_CONNECTING);
-	pg->conn = PQconnectStartParams(kw, val, 0);
+	pg->conn = pq.PQconnectStartParams(kw, val, 0);
 	if (pg->conn == NULL) {
 		pg_fail(pg, "connecting", "out of memory");
 		return;
 	}
-	if (PQstatus(pg->conn) == CONNECTION_BAD) {
-		pg_fail(pg, "connecting", PQerrorMessage(pg->conn));
+	if (pq.PQstatus(pg->conn) == CONNECTION_BAD) {
+		pg_fail(pg, "connecting", pq.PQerrorMessage(pg->conn));
 		return;
 	}
 	/* Before the first PQconnectPoll, behave as if it asked to write. */
@@ -431,10 +500,10 @@ pg_connect(struct pg *pg)
 static int
 pg_flush(struct pg *pg)
 {
-	int	rc = PQflush(pg->conn);
+	int	rc = pq.PQflush(pg->conn);
 
 	if (rc == -1) {
-		pg_fail(pg, "connection lost", PQerrorMessage(pg->conn));
+		pg_fail(pg, "connection lost", pq.PQerrorMessage(pg->conn));
 		return -1;
 	}
 	if (pg_watch(pg, rc == 1 ? POLLIN | POLLOUT : POLLIN) == -1) {
@@ -450,8 +519,8 @@ pg_send(struct pg *pg, const char *sql, enum pg_state state)
 	pg->q_failed = pg->q_committed = pg->copy_begun = false;
 	pg->copy_off = 0;
 	pg->q_error[0] = pg->q_sqlstate[0] = '\0';
-	if (PQsendQuery(pg->conn, sql) == 0) {
-		pg_fail(pg, "sending", PQerrorMessage(pg->conn));
+	if (pq.PQsendQuery(pg->conn, sql) == 0) {
+		pg_fail(pg, "sending", pq.PQerrorMessage(pg->conn));
 		return;
 	}
 	pg_set_state(pg, state);
@@ -501,12 +570,12 @@ static void
 pg_connected(struct pg *pg)
 {
 	pg_timer_cancel(pg);
-	if (PQsetnonblocking(pg->conn, 1) == -1) {
-		pg_fail(pg, "connecting", PQerrorMessage(pg->conn));
+	if (pq.PQsetnonblocking(pg->conn, 1) == -1) {
+		pg_fail(pg, "connecting", pq.PQerrorMessage(pg->conn));
 		return;
 	}
 	log_info("uplink: Postgres session open (server %d, %s)",
-	    PQserverVersion(pg->conn), PQsslInUse(pg->conn) ? "TLS" :
+	    pq.PQserverVersion(pg->conn), pq.PQsslInUse(pg->conn) ? "TLS" :
 	    "no TLS");
 	if (!pg->schema_done &&
 	    config_get_bool(uplink_cfg(pg->up), "uplink.pg.create_schema")) {
@@ -519,7 +588,7 @@ pg_connected(struct pg *pg)
 static void
 pg_connect_poll(struct pg *pg)
 {
-	switch (PQconnectPoll(pg->conn)) {
+	switch (pq.PQconnectPoll(pg->conn)) {
 	case PGRES_POLLING_READING:
 		if (pg_watch(pg, POLLIN) == -1)
 			pg_fail(pg, "connecting", "socket gone");
@@ -532,7 +601,7 @@ pg_connect_poll(struct pg *pg)
 		pg_connected(pg);
 		break;
 	default:
-		pg_fail(pg, "connecting", PQerrorMessage(pg->conn));
+		pg_fail(pg, "connecting", pq.PQerrorMessage(pg->conn));
 		break;
 	}
 }
@@ -544,12 +613,12 @@ pg_connect_poll(struct pg *pg)
 static void
 pg_error_text(char *out, size_t outlen, const PGresult *res)
 {
-	const char	*primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-	const char	*detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+	const char	*primary = pq.PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char	*detail = pq.PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 	char		 text[UPLINK_ERROR_MAX + 1];
 
 	if (primary == NULL) {
-		pg_msg(out, outlen, PQresultErrorMessage(res));
+		pg_msg(out, outlen, pq.PQresultErrorMessage(res));
 		return;
 	}
 	if (detail != NULL)
@@ -586,11 +655,11 @@ pg_copy_push(struct pg *pg)
 		n = q->len - pg->copy_off;
 		if (n > UPLINK_PG_COPY_CHUNK_BYTES)
 			n = UPLINK_PG_COPY_CHUNK_BYTES;
-		rc = PQputCopyData(pg->conn, (const char *)q->data +
+		rc = pq.PQputCopyData(pg->conn, (const char *)q->data +
 		    pg->copy_off, (int)n);
 		if (rc == 1) {
 			pg->copy_off += n;
-			rc = PQflush(pg->conn);
+			rc = pq.PQflush(pg->conn);
 		} else if (rc == 0)
 			rc = 1;		/* libpq's buffer is full: wait */
 		if (rc == -1)
@@ -599,7 +668,7 @@ pg_copy_push(struct pg *pg)
 			return pg_wait_writable(pg);
 	}
 	if (pg->copy_off == q->len) {
-		if ((rc = PQputCopyEnd(pg->conn, NULL)) == 0)
+		if ((rc = pq.PQputCopyEnd(pg->conn, NULL)) == 0)
 			return pg_wait_writable(pg);
 		if (rc == 1) {
 			pg_set_state(pg, PG_SENDING);
@@ -609,7 +678,7 @@ pg_copy_push(struct pg *pg)
 			return 0;
 		}
 	}
-	pg_fail(pg, "sending", PQerrorMessage(pg->conn));
+	pg_fail(pg, "sending", pq.PQerrorMessage(pg->conn));
 	return -1;
 }
 
@@ -637,17 +706,17 @@ pg_copy_begin(struct pg *pg, ExecStatusType st)
 static int
 pg_result(struct pg *pg, PGresult *res)
 {
-	ExecStatusType	 st = PQresultStatus(res);
+	ExecStatusType	 st = pq.PQresultStatus(res);
 	const char	*code;
 
 	if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT ||
 	    st == PGRES_COPY_BOTH)
 		return pg_copy_begin(pg, st);
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-		if (strcmp(PQcmdStatus(res), "COMMIT") == 0)
+		if (strcmp(pq.PQcmdStatus(res), "COMMIT") == 0)
 			pg->q_committed = true;
 		else if (pg->state == PG_SENDING && !pg->q_failed &&
-		    strcmp(PQcmdStatus(res), "ROLLBACK") == 0) {
+		    strcmp(pq.PQcmdStatus(res), "ROLLBACK") == 0) {
 			pg->q_failed = true;
 			snprintf(pg->q_error, sizeof(pg->q_error),
 			    "the transaction was rolled back");
@@ -658,7 +727,7 @@ pg_result(struct pg *pg, PGresult *res)
 		return 0;
 	pg->q_failed = true;
 	pg_error_text(pg->q_error, sizeof(pg->q_error), res);
-	code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	code = pq.PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	snprintf(pg->q_sqlstate, sizeof(pg->q_sqlstate), "%s",
 	    code != NULL ? code : "");
 	return 0;
@@ -720,8 +789,8 @@ pg_batch_refused(struct pg *pg)
 			uplink_rejected(pg->up, 1);
 	}
 	store_inbox_batch_clear(&pg->cur->rows);
-	if (PQtransactionStatus(pg->conn) == PQTRANS_INERROR ||
-	    PQtransactionStatus(pg->conn) == PQTRANS_INTRANS) {
+	if (pq.PQtransactionStatus(pg->conn) == PQTRANS_INERROR ||
+	    pq.PQtransactionStatus(pg->conn) == PQTRANS_INTRANS) {
 		pg_send(pg, "ROLLBACK", PG_ROLLBACK);
 		return;
 	}
@@ -785,26 +854,26 @@ pg_session_io(struct pg *pg, short revents)
 		return;
 	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
 		return;
-	if (PQconsumeInput(pg->conn) == 0) {
-		pg_fail(pg, "connection lost", PQerrorMessage(pg->conn));
+	if (pq.PQconsumeInput(pg->conn) == 0) {
+		pg_fail(pg, "connection lost", pq.PQerrorMessage(pg->conn));
 		return;
 	}
 	if ((pg->events & POLLOUT) && pg_flush(pg) == -1)
 		return;
 	/* While rows are fed, PQgetResult would only repeat the COPY. */
 	while (pg->state != PG_READY && pg->state != PG_COPYING &&
-	    !PQisBusy(pg->conn)) {
-		if ((res = PQgetResult(pg->conn)) == NULL) {
+	    !pq.PQisBusy(pg->conn)) {
+		if ((res = pq.PQgetResult(pg->conn)) == NULL) {
 			pg_query_done(pg);
 			return;
 		}
 		rc = pg_result(pg, res);
-		PQclear(res);
+		pq.PQclear(res);
 		if (rc == -1)
 			return;
 	}
-	if (pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_BAD)
-		pg_fail(pg, "connection lost", PQerrorMessage(pg->conn));
+	if (pg->conn != NULL && pq.PQstatus(pg->conn) == CONNECTION_BAD)
+		pg_fail(pg, "connection lost", pq.PQerrorMessage(pg->conn));
 }
 
 static void
@@ -998,15 +1067,20 @@ pg_start(struct uplink *up, const char *url)
 	struct pg	*pg;
 	char		*errmsg = NULL, text[UPLINK_ERROR_MAX + 1];
 
+	if (pq_load(text, sizeof(text)) == -1) {
+		log_warnx("uplink: %s", text);
+		uplink_set_error(up, "%s", text);
+		return NULL;
+	}
 	if ((pg = calloc(1, sizeof(*pg))) == NULL) {
 		uplink_set_error(up, "out of memory");
 		return NULL;
 	}
-	if ((pg->opts = PQconninfoParse(url, &errmsg)) == NULL) {
+	if ((pg->opts = pq.PQconninfoParse(url, &errmsg)) == NULL) {
 		pg_msg(text, sizeof(text), errmsg != NULL ? errmsg :
 		    "out of memory");
 		uplink_set_error(up, "uplink.url: %s", text);
-		PQfreemem(errmsg);
+		pq.PQfreemem(errmsg);
 		free(pg);
 		return NULL;
 	}
@@ -1038,7 +1112,7 @@ pg_stop(void *arg)
 	store_inbox_batch_free(&pg->slot[1].rows);
 	buf_free(&pg->slot[0].q);
 	buf_free(&pg->slot[1].q);
-	PQconninfoFree(pg->opts);
+	pq.PQconninfoFree(pg->opts);
 	free(pg);
 }
 

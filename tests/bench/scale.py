@@ -29,6 +29,7 @@ SIZES = [int(x) for x in sys.argv[4].split(",")]
 FOLLOWS = [int(x) for x in sys.argv[5].split(",")]
 NRELAYS = 20
 NBOOT = 4
+INGEST_COMMIT_S = 5	# an ingest batch commits within this (core/limits.h)
 REQS = int(os.environ.get("SCALE_REQS", "300"))
 DAEMON = os.environ.get("CACHEBOXD", f"{BUILD}/src/cacheboxd")
 CTL = os.environ.get("CACHEBOXCTL", f"{BUILD}/src/cacheboxctl")
@@ -312,7 +313,7 @@ def cell(events, follows, sim):
     shutil.rmtree(run, ignore_errors=True)
     os.makedirs(run, mode=0o700)
     shutil.copy(f"{tpl}/box/cachebox.db", f"{run}/cachebox.db")
-    logf = f"{DATA}/run.log"
+    logf = f"{DATA}/run-{events}-{follows}.log"
     open(logf, "w").close()
     r = {"events": events, "follows": follows, "gen_s": gen_s}
 
@@ -333,6 +334,11 @@ def cell(events, follows, sim):
     r["resume_s"] = time.monotonic() - t0
     cpu2, io2, hwm2 = d.figures()
     n = d.status()["store"]["events"]
+    # Idle means nothing is left to fetch or commit: nothing more arrives.
+    time.sleep(INGEST_COMMIT_S + 1)
+    r["late"] = d.status()["store"]["events"] - n
+    if r["late"]:
+        log(f"# {events}-{follows}: {r['late']} events stored after idle")
     r["drained"] = n - e0
     r["expected"] = expect
     r["cpu_per_event"] = (cpu1 + cpu2) / max(1, r["drained"])

@@ -34,6 +34,9 @@ cachebox_find_plain(wslay wslay/wslay.h LIBS wslay)
 
 add_library(cachebox::pq INTERFACE IMPORTED GLOBAL)
 if(CACHEBOX_WITH_POSTGRES)
-  target_link_libraries(cachebox::pq INTERFACE PkgConfig::PQ)
+  # Headers only: src/uplink/pg.c loads libpq.so.5 when a Postgres uplink
+  # starts (dlopen), so a box without one never maps it.
+  target_include_directories(cachebox::pq INTERFACE ${PQ_INCLUDE_DIRS})
+  target_link_libraries(cachebox::pq INTERFACE ${CMAKE_DL_LIBS})
   target_compile_definitions(cachebox::pq INTERFACE CACHEBOX_WITH_POSTGRES=1)
 endif()
