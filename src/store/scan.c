@@ -39,6 +39,7 @@ enum plan {
 	PLAN_IDS,
 	PLAN_TAGS,
 	PLAN_AUTHORS,
+	PLAN_REPLACEABLE,	/* every kind replaceable: the partial index */
 	PLAN_TIME,
 };
 
@@ -383,6 +384,25 @@ author_streams(const struct filter *f)
 	return n + (other ? 1 : 0);
 }
 
+/*
+ * True when f asks only for replaceable kinds (profiles, follow lists,
+ * relay lists): the partial index events_replaceable holds a few rows per
+ * author, where reading the store in time order for {"kinds":[0]} went
+ * through a million events to find 5,000 profiles.
+ */
+static bool
+kinds_replaceable(const struct filter *f)
+{
+	size_t	i;
+
+	if (!(f->has & FILTER_HAS_KINDS) || f->nkinds == 0)
+		return false;
+	for (i = 0; i < f->nkinds; i++)
+		if (!store_kind_replaceable(f->kinds[i]))
+			return false;
+	return true;
+}
+
 /* Read f in time order (the fallback every filter can take). */
 static void
 plan_time(struct fscan *fs)
@@ -416,6 +436,9 @@ plan_choose(struct store_scan *s, struct fscan *fs)
 	} else if ((f->has & FILTER_HAS_AUTHORS) && f->nauthors *
 	    author_streams(f) <= STORE_SCAN_MAX_STREAMS) {
 		fs->plan = PLAN_AUTHORS;
+		fs->json_check = f->ntags > 0;
+	} else if (kinds_replaceable(f)) {
+		fs->plan = PLAN_REPLACEABLE;
 		fs->json_check = f->ntags > 0;
 	} else
 		plan_time(fs);
@@ -541,8 +564,8 @@ setup_buffers(struct fscan *fs, size_t nf)
 {
 	size_t	i, per;
 
-	if (fs->plan == PLAN_TIME && fs->nstreams == 0 && stream_add(fs) ==
-	    NULL)
+	if ((fs->plan == PLAN_TIME || fs->plan == PLAN_REPLACEABLE) &&
+	    fs->nstreams == 0 && stream_add(fs) == NULL)
 		return -1;
 	fs->heap = calloc(fs->nstreams ? fs->nstreams : 1, sizeof(size_t));
 	fs->pending = calloc(fs->nstreams ? fs->nstreams : 1, sizeof(size_t));
@@ -586,6 +609,7 @@ fscan_setup(struct store_scan *s, struct fscan *fs)
 	case PLAN_TAGS:
 		rc = setup_tags(fs);
 		break;
+	case PLAN_REPLACEABLE:
 	case PLAN_TIME:
 	case PLAN_NONE:
 		break;
@@ -607,6 +631,12 @@ static const char *const refill_sql[] = {
 	    "e.created_at = t.created_at WHERE t.name = ?1 AND t.value = ?2 "
 	    "AND t.created_at <= ?3 AND t.created_at >= ?4 AND (t.created_at "
 	    "< ?3 OR e.id > ?5) ORDER BY t.created_at DESC, e.id ASC LIMIT ?6",
+	/* Every replaceable row, sorted: a few per author. */
+	[PLAN_REPLACEABLE] = "SELECT rowid, created_at, id, pubkey, kind FROM "
+	    "events INDEXED BY events_replaceable WHERE "
+	    EVENTS_SQL_REPLACEABLE("kind") " AND created_at <= ?3 AND "
+	    "created_at >= ?4 AND (created_at < ?3 OR id > ?5) ORDER BY "
+	    "created_at DESC, id ASC LIMIT ?6",
 	[PLAN_TIME] = "SELECT rowid, created_at, id, pubkey, kind FROM "
 	    "events WHERE created_at <= ?3 AND created_at >= ?4 AND "
 	    "(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "

@@ -419,6 +419,54 @@ test_random_filters(void **state)
 	compare_random(fx, 200);
 }
 
+/*
+ * Filters of replaceable kinds only, without authors (or too many for a
+ * probe each), read the partial index of replaceable events: the answer
+ * of the reference, having read those rows only, not the store.
+ */
+static void
+test_replaceable_plan(void **state)
+{
+	static const char *const texts[] = {
+		"{\"kinds\":[0]}",
+		"{\"kinds\":[0,3,10002],\"limit\":5}",
+		"{\"kinds\":[30023],\"since\":1100,\"until\":1300}",
+		"{\"kinds\":[3],\"#p\":[\"nobody\"]}",
+	};
+	struct fixture		 *fx = *state;
+	const struct event	**want = calloc(W.n, sizeof(*want));
+	struct store_scan_opts	  o = { 0 };
+	struct store_scan	 *sc;
+	struct filter		  f;
+	struct got		  g;
+	char			  err[256];
+	size_t			  i, k, nwant, nrepl = 0;
+
+	for (i = 0; i < W.n; i++)
+		if (store_kind_replaceable(W.ev[i].kind))
+			nrepl++;
+	assert_true(nrepl < W.n / 2);
+	for (k = 0; k < sizeof(texts) / sizeof(texts[0]); k++) {
+		assert_int_equal(filter_parse_text(&f, texts[k],
+		    strlen(texts[k]), err, sizeof(err)), 0);
+		nwant = reference(&f, 1, 0, 0, want);
+		memset(&g, 0, sizeof(g));
+		g.json_ok = 1;
+		assert_non_null(sc = store_scan_new(fx->st, &f, 1, &o));
+		while (store_scan_step(sc, 1 + rnd(64), collect, &g) == 1)
+			;
+		/* Examined: rows read, and rows given (one each). */
+		assert_true(store_scan_examined(sc) <= nrepl + nwant);
+		store_scan_free(sc);
+		assert_int_equal(g.n, nwant);
+		for (i = 0; i < nwant; i++)
+			assert_memory_equal(g.rows[i].id, want[i]->id, 32);
+		free(g.rows);
+		filter_free(&f);
+	}
+	free(want);
+}
+
 /* The fill pending: "#x" read from the JSON; then the fill rebuilds all. */
 static void
 test_fill(void **state)
@@ -503,6 +551,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_random_filters,
+		    setup_world, teardown_world),
+		cmocka_unit_test_setup_teardown(test_replaceable_plan,
 		    setup_world, teardown_world),
 		cmocka_unit_test_setup_teardown(test_fill,
 		    setup_world, teardown_world),
