@@ -119,16 +119,23 @@ ret_schedule(struct retention *r, uint64_t delay_ms)
 }
 
 /*
- * 0 when no transaction is open, after committing ingest's open batch
- * (the only one kept open across rounds); -1 when another level is open.
+ * Steps run inside ingest's batch (opened here when none is): a step
+ * deletes 500 events, each from three indexes whose pages are spread
+ * over the store, and a page a commit dirties is written twice (WAL,
+ * then checkpoint). Committing with the batch (every 5 s) writes a page
+ * once for every step that touched it since: on a store of 1,000,000
+ * events a round of 50,000 evictions wrote 26 KB an event committed per
+ * step. Without ingest (tests of the store alone) a step is its own
+ * transaction. 0, or -1 when another transaction is open.
  */
 static int
-ret_tx_free(struct retention *r)
+ret_tx_ready(struct retention *r)
 {
-	if (r->ing != NULL && ingest_tx_open(r->ing) &&
-	    store_tx_depth(r->st) == 1)
-		(void)ingest_flush(r->ing);
-	if (store_tx_depth(r->st) == 0)
+	if (r->ing != NULL && store_tx_depth(r->st) == 0 &&
+	    ingest_tx(r->ing) == -1)
+		return -1;
+	if (store_tx_depth(r->st) == 0 || (store_tx_depth(r->st) == 1 &&
+	    r->ing != NULL && ingest_tx_open(r->ing)))
 		return 0;
 	log_debug("retention: a transaction is open; step deferred");
 	return -1;
@@ -162,7 +169,7 @@ ret_step(struct retention *r)
 	int64_t	target, n, count, bytes;
 	int	rc;
 
-	if (ret_tx_free(r) == -1)
+	if (ret_tx_ready(r) == -1)
 		return RETENTION_BUSY_MS;
 	target = r->max_bytes / 100 * RETENTION_LOW_WATER_PCT;
 	rc = store_events_evict(r->st, target, &n);

@@ -356,7 +356,10 @@ def cell(events, follows, sim):
     r["ctl_follows_s"] = ctl_follows(run)
     r["relay"] = relay_latency(d, f"{tpl}/events.jsonl")
     r["hwm_surfaces"] = d.figures()[2]
+    io_before = d.figures()[1]
     r["retention_s"], r["evicted"] = retention_round(d)
+    r["written_per_evicted"] = ((d.figures()[1] - io_before) /
+                                r["evicted"] if r["evicted"] else None)
     st = d.status()["store"]
     r["db_per_event"] = (os.path.getsize(f"{run}/cachebox.db") +
                          os.path.getsize(f"{run}/cachebox.db-wal")) / st["events"]
@@ -385,7 +388,8 @@ def line(r):
             f"| {ms(r['ctl_follows_s'])} "
             f"| {ms(r['relay'][0])} / {ms(r['relay'][1])} "
             f"| {ms(r['live_s'])} "
-            f"| {ms(r['retention_s'])} ({r['evicted']:,}) |")
+            f"| {ms(r['retention_s'])} ({r['evicted']:,}) "
+            f"| {r['written_per_evicted'] or 0:.0f} |")
 
 
 HEAD = ("| events | follows | peak RSS MiB: drain / surfaces / retention | start-up / restart ms "
@@ -393,8 +397,9 @@ HEAD = ("| events | follows | peak RSS MiB: drain / surfaces / retention | start
         "| bytes written per drained event | DB bytes per event (JSON) "
         "| /api/status p50 / p99 ms | follows page p50 / p99 ms "
         "| search first / p50 ms | cacheboxctl follows ms "
-        "| relay REQ p50 / p99 ms | live ms | retention round ms (evicted) |\n"
-        "|" + "---|" * 15)
+        "| relay REQ p50 / p99 ms | live ms | retention round ms (evicted) "
+        "| bytes written per evicted event |\n"
+        "|" + "---|" * 16)
 
 
 def main():
