@@ -343,6 +343,10 @@ def cell(events, follows, sim):
     r["expected"] = expect
     r["cpu_per_event"] = (cpu1 + cpu2) / max(1, r["drained"])
     r["written_per_event"] = (io1 + io2) / max(1, r["drained"])
+    if os.environ.get("SCALE_STOP_AT_IDLE"):	# for a write trace of the drain
+        d.stop()
+        log(f"# {events}-{follows}: stopped at idle, drained {r['drained']}")
+        return None
     r["live_s"] = live_event(sim, run)
     r["hwm_drain"] = max(hwm1, d.figures()[2])
 
@@ -412,6 +416,8 @@ def main():
         try:
             for e in SIZES:
                 r = cell(e, f, sim)
+                if r is None:
+                    continue
                 rows.append(r)
                 if r["gen_s"] is not None:
                     log(f"# store {e}-{f} generated through ingest in "
