@@ -58,8 +58,13 @@ struct lrelay {
 	uint64_t		 digest;	/* of the author set subscribed */
 	int64_t			 newest;	/* created_at seen live */
 	uint64_t		 timer;		/* reopen marked subs */
-	/* The author set being built by live_sync. */
-	uint8_t			 (*set)[32];
+	/*
+	 * The author set being built by live_sync, as indices into its
+	 * table of authors: 4 bytes an (author, relay) pair where a key was
+	 * 32 (5,000 authors on 4 bootstrap and 20 outbox relays held 2.3 MB
+	 * of keys at once).
+	 */
+	uint32_t		*set;
 	size_t			 nset, capset;
 };
 TAILQ_HEAD(lrelay_list, lrelay);
@@ -73,6 +78,9 @@ struct live {
 	struct follow		*follow;
 	struct lrelay_list	 relays;
 	size_t			 nsubs;
+	/* live_sync's table of the followed authors, in pubkey order. */
+	uint8_t			 (*authors)[32];
+	size_t			 nauthors, capauthors;
 };
 
 static void	lrelay_schedule(struct lrelay *, uint64_t delay_ms);
@@ -230,23 +238,23 @@ lrelay_get(struct live *lv, const char *url)
 	return lr;
 }
 
-/* Add pk to the set being built (authors come in pubkey order). */
+/* Add author i to the set being built (authors come in pubkey order). */
 static void
-lrelay_add(struct lrelay *lr, const uint8_t pk[32])
+lrelay_add(struct lrelay *lr, uint32_t i)
 {
-	uint8_t	(*grown)[32];
-	size_t	 cap;
+	uint32_t	*grown;
+	size_t		 cap;
 
-	if (lr->nset > 0 && memcmp(lr->set[lr->nset - 1], pk, 32) == 0)
+	if (lr->nset > 0 && lr->set[lr->nset - 1] == i)
 		return;
 	if (lr->nset == lr->capset) {
 		cap = lr->capset ? lr->capset * 2 : 64;
-		if ((grown = realloc(lr->set, cap * 32)) == NULL)
+		if ((grown = realloc(lr->set, cap * sizeof(*grown))) == NULL)
 			return;
 		lr->set = grown;
 		lr->capset = cap;
 	}
-	memcpy(lr->set[lr->nset++], pk, 32);
+	lr->set[lr->nset++] = i;
 }
 
 /* FNV-1a over the set: enough to tell "same authors" from "changed". */
@@ -269,14 +277,22 @@ lrelay_apply(struct lrelay *lr)
 {
 	struct lsub_list	 old;
 	struct lsub		*ls;
-	uint64_t		 dg = set_digest((const uint8_t (*)[32])lr->set,
-				    lr->nset);
-	size_t			 pos = 0;
+	uint8_t			(*keys)[32];
+	uint64_t		 dg;
+	size_t			 pos = 0, i;
 	int64_t			 since;
 	int			 nf;
 
-	if (dg == lr->digest && !TAILQ_EMPTY(&lr->subs))
+	/* The set's keys, for this relay only while it is applied. */
+	if ((keys = calloc(lr->nset ? lr->nset : 1, 32)) == NULL)
 		return;
+	for (i = 0; i < lr->nset; i++)
+		memcpy(keys[i], lr->lv->authors[lr->set[i]], 32);
+	dg = set_digest((const uint8_t (*)[32])keys, lr->nset);
+	if (dg == lr->digest && !TAILQ_EMPTY(&lr->subs)) {
+		free(keys);
+		return;
+	}
 	lr->digest = dg;
 	TAILQ_INIT(&old);
 	TAILQ_CONCAT(&old, &lr->subs, entry);
@@ -286,7 +302,7 @@ lrelay_apply(struct lrelay *lr)
 	while (pos < lr->nset) {
 		if ((ls = calloc(1, sizeof(*ls))) == NULL)
 			break;
-		nf = sync_filters_chunk(ls->f, (const uint8_t (*)[32])lr->set,
+		nf = sync_filters_chunk(ls->f, (const uint8_t (*)[32])keys,
 		    lr->nset, &pos, NULL, 0, since);
 		if (nf <= 0) {
 			free(ls);
@@ -301,11 +317,13 @@ lrelay_apply(struct lrelay *lr)
 	/* The new ones are queued: only now let the old ones go. */
 	while ((ls = TAILQ_FIRST(&old)) != NULL)
 		lsub_free(&old, ls);
+	free(keys);
 	log_info("live: %s: %zu authors", lr->url, lr->nset);
 }
 
 struct build {
 	struct live		*lv;
+	uint32_t		 cur;		/* the author's index */
 	char			**boots;	/* bootstrap relays, normalised */
 	size_t			 nboots;
 	struct outbox_plan	 plan;		/* outbox relays that may be used */
@@ -319,9 +337,10 @@ build_write(const uint8_t pk[32], const struct store_author_relay *ar,
 	struct build	*b = arg;
 	struct lrelay	*lr;
 
+	(void)pk;
 	if (!ar->write || (lr = lrelay_get(b->lv, ar->url)) == NULL)
 		return 0;
-	lrelay_add(lr, pk);
+	lrelay_add(lr, b->cur);
 	b->any = true;
 	return 0;
 }
@@ -331,9 +350,20 @@ static int
 build_author(const struct store_follow *f, void *arg)
 {
 	struct build	*b = arg;
+	struct live	*lv = b->lv;
 	struct lrelay	*lr;
-	size_t		 i;
+	uint8_t		(*grown)[32];
+	size_t		 i, cap;
 
+	if (lv->nauthors == lv->capauthors) {
+		cap = lv->capauthors ? lv->capauthors * 2 : 256;
+		if ((grown = realloc(lv->authors, cap * 32)) == NULL)
+			return 0;
+		lv->authors = grown;
+		lv->capauthors = cap;
+	}
+	memcpy(lv->authors[lv->nauthors], f->pubkey, 32);
+	b->cur = (uint32_t)lv->nauthors++;
 	b->any = false;
 	(void)outbox_author_each(&b->plan, b->lv->st, f->pubkey, build_write,
 	    b);
@@ -341,7 +371,7 @@ build_author(const struct store_follow *f, void *arg)
 		return 0;
 	for (i = 0; i < b->nboots; i++)
 		if ((lr = lrelay_get(b->lv, b->boots[i])) != NULL)
-			lrelay_add(lr, f->pubkey);
+			lrelay_add(lr, b->cur);
 	return 0;
 }
 
@@ -385,6 +415,9 @@ live_sync(void *arg)
 		lr->set = NULL;
 		lr->nset = lr->capset = 0;
 	}
+	free(lv->authors);
+	lv->authors = NULL;
+	lv->nauthors = lv->capauthors = 0;
 }
 
 struct live *
