@@ -412,16 +412,11 @@ static int	cursors_summary_read(struct store *,
 static int
 cursor_cache_key(struct store *st, int64_t *changes, int64_t *version)
 {
-	sqlite3_stmt	*stmt;
-	int		 rc;
+	int64_t	zero;
 
 	*changes = sqlite3_total_changes64(store_db(st));
-	if ((stmt = store_stmt(st, "PRAGMA data_version")) == NULL)
-		return -1;
-	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		*version = sqlite3_column_int64(stmt, 0);
-	store_stmt_done(stmt);
-	return rc == SQLITE_ROW ? 0 : -1;
+	return store_row_two(st, "SELECT data_version, 0 FROM "
+	    "pragma_data_version", version, &zero, "data version");
 }
 
 /*
@@ -498,24 +493,15 @@ cursors_summary_read(struct store *st, struct store_cursor_summary *out)
 int
 store_cursors_any_draining(struct store *st)
 {
-	sqlite3_stmt	*stmt;
-	int		 rc, any = 0;
+	int64_t	any, zero;
 
 	/* The partial index cursors_todo holds exactly the rows asked for. */
-	stmt = store_stmt(st, "SELECT EXISTS (SELECT 1 FROM cursors c JOIN "
+	if (store_row_two(st, "SELECT EXISTS (SELECT 1 FROM cursors c JOIN "
 	    "follows f ON f.pubkey = c.pubkey WHERE c.complete = 0 AND "
-	    "c.incomplete_reason IS NULL AND f.stale = 0)");
-	if (stmt == NULL)
+	    "c.incomplete_reason IS NULL AND f.stale = 0), 0", &any, &zero,
+	    "cursors draining") == -1)
 		return -1;
-	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		any = sqlite3_column_int(stmt, 0);
-	store_stmt_done(stmt);
-	if (rc != SQLITE_ROW) {
-		log_warnx("store: cursors draining: %s",
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return any;
+	return any != 0;
 }
 
 int64_t
