@@ -347,7 +347,8 @@ def cell(events, follows, sim):
         d.stop()
         log(f"# {events}-{follows}: stopped at idle, drained {r['drained']}, "
             f"{r['written_per_event']:.0f} bytes written and "
-            f"{r['cpu_per_event'] * 1e6:.0f} µs of CPU per drained event")
+            f"{r['cpu_per_event'] * 1e6:.0f} µs of CPU per drained event, "
+            f"peak RSS {max(hwm1, hwm2) / 1048576:.1f} MiB")
         return None
     r["live_s"] = live_event(sim, run)
     r["hwm_drain"] = max(hwm1, d.figures()[2])
