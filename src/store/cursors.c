@@ -377,8 +377,8 @@ store_cursors_draining(struct store *st, const char *relay,
 	stmt = store_stmt(st, "SELECT c.pubkey, c.relay, c.until_cursor, "
 	    "c.complete, c.incomplete_reason, c.gap_since, c.pages, c.events, "
 	    "c.new_events, c.largest_page, c.stalls, c.stalls_total, "
-	    "c.updated_at, c.incomplete_why FROM cursors c JOIN follows f ON "
-	    "f.pubkey = c.pubkey "
+	    "c.updated_at, c.incomplete_why FROM cursors c INDEXED BY "
+	    "cursors_todo JOIN follows f ON f.pubkey = c.pubkey "
 	    "WHERE c.relay = ?1 AND c.complete = 0 AND c.incomplete_reason IS "
 	    "NULL AND f.stale = 0 AND c.pubkey > ?2 ORDER BY c.pubkey "
 	    "LIMIT ?3");
