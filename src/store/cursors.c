@@ -402,8 +402,45 @@ store_cursors_draining(struct store *st, const char *relay,
  * into (rows, complete rows, incomplete rows) by the cursors primary key.
  * An author without rows is incomplete (STORE_CURSOR_REASON_NORELAY).
  */
-static int	cursors_summary_read(struct store *,
-		    struct store_cursor_summary *);
+static int
+cursors_summary_read(struct store *st, struct store_cursor_summary *out)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	memset(out, 0, sizeof(*out));
+	stmt = store_stmt(st, "SELECT count(*), "
+	    "coalesce(sum(n > 0 AND done = n), 0), "
+	    "coalesce(sum(n = 0 OR (done + inc = n AND inc > 0)), 0), "
+	    "coalesce(sum(n), 0), coalesce(sum(done), 0), coalesce(sum(inc), 0), "
+	    "coalesce(sum(n = 0), 0) "
+	    "FROM (SELECT coalesce(c.n, 0) AS n, coalesce(c.done, 0) AS done, "
+	    "coalesce(c.inc, 0) AS inc FROM follows f LEFT JOIN (SELECT pubkey, "
+	    "count(*) AS n, sum(complete = 1) AS done, sum(complete = 0 AND "
+	    "incomplete_reason IS NOT NULL) AS inc FROM cursors GROUP BY "
+	    "pubkey) c ON c.pubkey = f.pubkey WHERE f.stale = 0)");
+	if (stmt == NULL)
+		return -1;
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		out->authors_total = sqlite3_column_int64(stmt, 0);
+		out->authors_complete = sqlite3_column_int64(stmt, 1);
+		out->authors_incomplete = sqlite3_column_int64(stmt, 2);
+		out->cursors_total = sqlite3_column_int64(stmt, 3);
+		out->cursors_complete = sqlite3_column_int64(stmt, 4);
+		out->cursors_incomplete = sqlite3_column_int64(stmt, 5);
+		out->authors_norelay = sqlite3_column_int64(stmt, 6);
+	}
+	store_stmt_done(stmt);
+	if (rc != SQLITE_ROW) {
+		log_warnx("store: cursors summary: %s",
+		    sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	out->authors_draining = out->authors_total - out->authors_complete -
+	    out->authors_incomplete;
+	return 0;
+}
 
 /*
  * The database's state as the summary cache sees it: this connection's
@@ -450,45 +487,6 @@ store_cursors_summary(struct store *st, struct store_cursor_summary *out)
 	return 0;
 }
 
-static int
-cursors_summary_read(struct store *st, struct store_cursor_summary *out)
-{
-	sqlite3_stmt	*stmt;
-	int		 rc;
-
-	memset(out, 0, sizeof(*out));
-	stmt = store_stmt(st, "SELECT count(*), "
-	    "coalesce(sum(n > 0 AND done = n), 0), "
-	    "coalesce(sum(n = 0 OR (done + inc = n AND inc > 0)), 0), "
-	    "coalesce(sum(n), 0), coalesce(sum(done), 0), coalesce(sum(inc), 0), "
-	    "coalesce(sum(n = 0), 0) "
-	    "FROM (SELECT coalesce(c.n, 0) AS n, coalesce(c.done, 0) AS done, "
-	    "coalesce(c.inc, 0) AS inc FROM follows f LEFT JOIN (SELECT pubkey, "
-	    "count(*) AS n, sum(complete = 1) AS done, sum(complete = 0 AND "
-	    "incomplete_reason IS NOT NULL) AS inc FROM cursors GROUP BY "
-	    "pubkey) c ON c.pubkey = f.pubkey WHERE f.stale = 0)");
-	if (stmt == NULL)
-		return -1;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		out->authors_total = sqlite3_column_int64(stmt, 0);
-		out->authors_complete = sqlite3_column_int64(stmt, 1);
-		out->authors_incomplete = sqlite3_column_int64(stmt, 2);
-		out->cursors_total = sqlite3_column_int64(stmt, 3);
-		out->cursors_complete = sqlite3_column_int64(stmt, 4);
-		out->cursors_incomplete = sqlite3_column_int64(stmt, 5);
-		out->authors_norelay = sqlite3_column_int64(stmt, 6);
-	}
-	store_stmt_done(stmt);
-	if (rc != SQLITE_ROW) {
-		log_warnx("store: cursors summary: %s",
-		    sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	out->authors_draining = out->authors_total - out->authors_complete -
-	    out->authors_incomplete;
-	return 0;
-}
 
 int
 store_cursors_any_draining(struct store *st)
