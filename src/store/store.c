@@ -469,6 +469,12 @@ store_connect(struct store *st, int latest, char *err, size_t errlen)
 		goto fail;
 	}
 	sqlite3_extended_result_codes(st->db, 1);
+	/*
+	 * Wait out another connection's lock from the first read on: the
+	 * header read below otherwise fails at once while the daemon, or a
+	 * second writer, restarts its WAL.
+	 */
+	(void)sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
 	if (store_identify(st->db, st->path, latest, &version, err,
 	    errlen) == -1)
 		goto fail;
@@ -550,6 +556,7 @@ store_open_readonly(struct store **out, const char *dir, char *err,
 	 */
 	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK ||
 	    store_identify(st->db, st->path, latest, &version, err,
 	    errlen) == -1)
 		goto fail;
@@ -560,8 +567,7 @@ store_open_readonly(struct store **out, const char *dir, char *err,
 		goto fail;
 	}
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-	if (sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK ||
-	    store_exec_err(st->db, "PRAGMA query_only = 1", st->path, err,
+	if (store_exec_err(st->db, "PRAGMA query_only = 1", st->path, err,
 	    errlen) == -1)
 		goto fail;
 	*out = st;
