@@ -96,7 +96,7 @@ static const struct cfg_def cfg_table[] = {
 	  .min = 16 * MIB, .max = 1024 * GIB, .unit = "bytes",
 	  .help = "budget for stored events; forwarded ones are evicted past "
 	  "it", .flags = CFG_RUNTIME },
-	{ .name = "store.cache_kib", .type = CFG_INT, .def = "2048",
+	{ .name = "store.cache_kib", .type = CFG_INT, .def = "1024",
 	  .min = 256, .max = 262144, .unit = "KiB",
 	  .help = "SQLite page cache" },
 	{ .name = "admin.token", .type = CFG_TOKEN, .def = "",

@@ -58,7 +58,7 @@
 #define REDACT_TEXT_MAX			1024		/* bytes of a message after masking (longer ones are cut) */
 
 /* Local store. */
-#define STORE_CACHE_KIB			2048		/* SQLite page cache, KiB */
+#define STORE_CACHE_KIB			1024		/* SQLite page cache, KiB */
 #define STORE_BUSY_TIMEOUT_MS		10000		/* SQLite busy timeout: longer than a batch holds the write lock (INGEST_COMMIT_MIN_MS), ms */
 #define STORE_MAX_STMTS			256		/* prepared statements kept open */
 #define STORE_WAL_LIMIT_BYTES		(4 * 1024 * 1024) /* WAL file kept after a checkpoint, bytes */
@@ -261,6 +261,7 @@
 #define DRAIN_TICK_MS			5000		/* every relay's drain is looked at again after, ms */
 #define DRAIN_NOANSWER_RETRY_S		3600		/* a relay recorded "no answer" for an author is asked again after, s (wall); doubled for each earlier record */
 #define DRAIN_NOANSWER_RETRY_MAX_S	(24 * 3600)	/* ...up to, s (wall) */
+#define DRAIN_SYNC_CHUNK		64		/* authors whose cursor rows a sync writes per transaction */
 #define DRAIN_RETRY_SWEEP_MS		(5 * 60 * 1000)	/* cursor rows due a retry are looked for every, ms */
 #define FOLLOWS_LIST_MAX_CURSORS	5000		/* cursor rows one `follows` answer lists */
 #define FOLLOWS_PAGE_DEFAULT		100		/* authors one `follows` answer lists when no limit is given */

@@ -969,11 +969,18 @@ drain_sync(void *arg)
 	outbox_plan_init(&plan, SYNC_OUTBOX_RELAYS_MAX, boots, nboots);
 	c.plan = &plan;
 	if (outbox_plan_load(&plan, d->st) == 0 &&
-	    store_follows_active(d->st, &authors, &n) == 0 && n > 0 &&
-	    store_begin(d->st) == 0) {
+	    store_follows_active(d->st, &authors, &n) == 0 && n > 0) {
 		for (j = 0; j < nboots; j++)
 			(void)drelay_get(d, boots[j], RELAY_ROLE_BOOTSTRAP);
+		/*
+		 * A few authors a transaction: inside ingest's open batch each
+		 * one is a savepoint, whose journal of the pages it touched is
+		 * kept in memory until it ends (5,000 authors on 20 relays:
+		 * 1.7 MB held at once).
+		 */
 		for (i = 0; i < n; i++) {
+			if (i % DRAIN_SYNC_CHUNK == 0 && store_begin(d->st) == -1)
+				break;
 			for (j = 0; j < nboots; j++)
 				(void)store_cursor_ensure(d->st, authors[i],
 				    boots[j], c.now);
@@ -984,9 +991,13 @@ drain_sync(void *arg)
 			    sync_old_row, &c);
 			if (c.rows == 0 && norelay++ == 0)
 				first = i;
+			if ((i + 1 == n || (i + 1) % DRAIN_SYNC_CHUNK == 0) &&
+			    store_commit(d->st) == -1)
+				break;
 		}
-		if (store_commit(d->st) == -1)
-			log_warnx("drain: cursor rows not recorded");
+		if (i < n)
+			log_warnx("drain: cursor rows of %zu authors not "
+			    "recorded", n - i);
 		else
 			sync_log_norelay(d, norelay, authors[first]);
 	}

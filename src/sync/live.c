@@ -271,11 +271,20 @@ set_digest(const uint8_t (*set)[32], size_t n)
 	return h ^ n;
 }
 
+static void
+lrelay_close_all(struct lrelay *lr)
+{
+	struct lsub	*ls;
+
+	while ((ls = TAILQ_FIRST(&lr->subs)) != NULL)
+		lsub_free(&lr->subs, ls);
+	lr->digest = 0;
+}
+
 /* Replace the relay's subscriptions by ones for its new set. */
 static void
 lrelay_apply(struct lrelay *lr)
 {
-	struct lsub_list	 old;
 	struct lsub		*ls;
 	uint8_t			(*keys)[32];
 	uint64_t		 dg;
@@ -293,9 +302,13 @@ lrelay_apply(struct lrelay *lr)
 		free(keys);
 		return;
 	}
+	/*
+	 * The old ones go first: the new ones ask from since, which covers
+	 * the moment between, and the relay's subscription cap and memory
+	 * never hold both sets (two copies of 5,000 follows' keys).
+	 */
+	lrelay_close_all(lr);
 	lr->digest = dg;
-	TAILQ_INIT(&old);
-	TAILQ_CONCAT(&old, &lr->subs, entry);
 	since = lrelay_since(lr);
 	if (lr->nset > 0 && pool_relay_find(lr->lv->pool, lr->url) == NULL)
 		(void)pool_relay_add(lr->lv->pool, lr->url, RELAY_ROLE_OUTBOX);
@@ -314,9 +327,6 @@ lrelay_apply(struct lrelay *lr)
 		if (lsub_open(ls, since) == -1)
 			lrelay_schedule(lr, LIVE_RETRY_MS);
 	}
-	/* The new ones are queued: only now let the old ones go. */
-	while ((ls = TAILQ_FIRST(&old)) != NULL)
-		lsub_free(&old, ls);
 	free(keys);
 	log_info("live: %s: %zu authors", lr->url, lr->nset);
 }
@@ -373,16 +383,6 @@ build_author(const struct store_follow *f, void *arg)
 		if ((lr = lrelay_get(b->lv, b->boots[i])) != NULL)
 			lrelay_add(lr, b->cur);
 	return 0;
-}
-
-static void
-lrelay_close_all(struct lrelay *lr)
-{
-	struct lsub	*ls;
-
-	while ((ls = TAILQ_FIRST(&lr->subs)) != NULL)
-		lsub_free(&lr->subs, ls);
-	lr->digest = 0;
 }
 
 void

@@ -63,6 +63,11 @@ function onMessage(ws, data) {
 		sock.write(Buffer.concat([Buffer.from([0x81, 126, 0x03, 0xe8]),
 		    Buffer.alloc(10, 0x41)]));
 		setTimeout(() => sock.destroy(), 20);
+	} else if (s.startsWith('hold:')) {
+		// Read nothing for a while: the sender's transport fills up.
+		ws._socket.pause();
+		ws.send('held');
+		setTimeout(() => ws._socket.resume(), Number(s.slice(5)));
 	} else if (s.startsWith('close:')) {
 		ws.close(Number(s.slice(6)), 'asked to close');
 	} else {

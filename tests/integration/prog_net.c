@@ -62,6 +62,7 @@ struct peer {
 	char		 reason[256];
 	int		 order;		/* seq when it finished */
 	char		*big;		/* a 100 KB message */
+	int		 sent, echoed, bad;	/* back-pressure: messages */
 	void		(*script)(struct peer *, const char *, size_t);
 	bool		 free_in_cb;
 	char		 stages[96];	/* "resolving>connecting>..." */
@@ -354,38 +355,80 @@ test_limit_exact(void)
 	ws_free(p.c);
 }
 
-/* Back-pressure: high water 1000, queue max 4000. */
+/*
+ * Back-pressure: high water 20,000, queue max 70,000. A message is handed
+ * to the transport at once, so nothing stays queued while the peer reads;
+ * the server stops reading for 3 s ("hold"), and only once the socket's
+ * buffers are full do messages stay queued: then over the high water the
+ * sender hears 1, past the queue max -1, and on_drain runs when the server
+ * reads again. Every message sent comes back.
+ */
+#define BP_MSG		30000
+#define BP_MAX_SENDS	10000		/* 300 MB: far past any socket buffer */
+
 static void
 script_bp(struct peer *p, const char *m, size_t len)
 {
-	int	 rc;
+	int	 rc = 0;
 
-	if (p->step++ == 0) {
+	if (p->step == 0) {
+		p->step++;
 		rc = ws_send_text(p->c, p->big, 3000);
-		check(rc == 1, "bp: 3000 bytes queued above high water (%d, %zu)",
-		    rc, ws_queued_bytes(p->c));
-		rc = ws_send_text(p->c, p->big, 3000);
-		check(rc == -1, "bp: next 3000 refused over queue max (%d)", rc);
+		check(rc == 0 && ws_queued_bytes(p->c) == 0,
+		    "bp: a message to a reading peer is not kept queued "
+		    "(%d, %zu)", rc, ws_queued_bytes(p->c));
+		SEND(p, "hold:3000");
 		return;
 	}
-	check(len == 3000 && memcmp(m, p->big, 3000) == 0 && p->drained,
-	    "bp: echo arrived, on_drain ran (%d)", p->drained);
+	if (p->step == 1) {		/* the echo of the first message */
+		check(len == 3000 && memcmp(m, p->big, 3000) == 0,
+		    "bp: first echo");
+		p->step++;
+		return;
+	}
+	if (p->step == 2) {		/* "held": the server reads no more */
+		check(IS(m, len, "held"), "bp: server holds");
+		p->step++;
+		while (p->sent < BP_MAX_SENDS &&
+		    (rc = ws_send_text(p->c, p->big, BP_MSG)) == 0)
+			p->sent++;
+		check(rc == 1 && ws_queued_bytes(p->c) > 20000,
+		    "bp: queued above high water once the transport is full "
+		    "(%d after %d messages, %zu queued)", rc, p->sent,
+		    ws_queued_bytes(p->c));
+		while (rc == 1 && p->sent < BP_MAX_SENDS) {
+			p->sent++;
+			rc = ws_send_text(p->c, p->big, BP_MSG);
+		}
+		check(rc == -1 && ws_queued_bytes(p->c) + BP_MSG > 70000,
+		    "bp: refused once past queue max (%d, %zu queued)", rc,
+		    ws_queued_bytes(p->c));
+		return;
+	}
+	if (len != BP_MSG || memcmp(m, p->big, BP_MSG) != 0)
+		p->bad++;
+	if (++p->echoed < p->sent)
+		return;
+	check(p->bad == 0, "bp: every echo intact (%d not)", p->bad);
+	check(p->drained, "bp: on_drain ran once the server read again");
 	ws_close(p->c, WS_CODE_NORMAL, NULL);
+	p->step++;
 }
 
 static void
 test_backpressure(void)
 {
 	struct peer	 p = { .name = "bp", .script = script_bp };
-	struct ws_opts	 o = { .dns = D, .send_high_water = 1000,
-	    .send_queue_max = 4000 };
+	struct ws_opts	 o = { .dns = D, .send_high_water = 20000,
+	    .send_queue_max = 70000 };
 	char		 url[64];
 
-	p.big = make_big(3000);
+	p.big = make_big(BP_MSG);
 	snprintf(url, sizeof(url), "ws://127.0.0.1:%d/", p_ws);
 	if (peer_start(&p, url, &o)) {
-		run1(&p.done, 10000);
-		check(p.closed && p.step == 2, "bp: finished");
+		run1(&p.done, 60000);
+		check(p.closed && p.step == 4 && p.echoed == p.sent,
+		    "bp: finished, %d of %d echoes", p.echoed, p.sent);
 		ws_free(p.c);
 	}
 	free(p.big);
