@@ -40,6 +40,8 @@ MIN_BUDGET = 16 * 1024 * 1024
 ROOT_FOLLOWS = 2500
 # SCALE_WRAP: a command the daemon runs under (a heap profiler, say).
 WRAP = os.environ.get("SCALE_WRAP", "").split()
+# SCALE_SET: more settings for the daemon, KEY=VALUE separated by spaces.
+SETS = os.environ.get("SCALE_SET", "").split()
 
 
 def log(*a):
@@ -175,7 +177,8 @@ class Daemon:
              "follow.roots=" + ",".join(sim.roots), "--set",
              "backfill.pace_ms=0",
              "--set", "http.listen=127.0.0.1:0", "--set",
-             "relay.listen=127.0.0.1:0", "--set", "log.level=info"],
+             "relay.listen=127.0.0.1:0", "--set", "log.level=info"]
+            + [a for kv in SETS for a in ("--set", kv)],
             stderr=open(logf, "a"), stdout=subprocess.DEVNULL)
         self.state = state
         while not os.path.exists(f"{state}/http.port"):
@@ -313,6 +316,15 @@ def cell(events, follows, sim):
     shutil.rmtree(run, ignore_errors=True)
     os.makedirs(run, mode=0o700)
     shutil.copy(f"{tpl}/box/cachebox.db", f"{run}/cachebox.db")
+    # Start from a cold page cache, as after a reboot. A fresh copy sits
+    # in the page cache in large folios, and a kernel that keeps them whole
+    # (ext4 on Linux 6.x) counts, and writes back, a whole folio for each
+    # 4 KiB page the daemon then writes into it: 71.6 KB written per
+    # drained event at a million events and 5,000 follows, 23.3 KB cold.
+    fd = os.open(f"{run}/cachebox.db", os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
     logf = f"{DATA}/run-{events}-{follows}.log"
     open(logf, "w").close()
     r = {"events": events, "follows": follows, "gen_s": gen_s}
