@@ -28,6 +28,9 @@ BASE=(--set relays.bootstrap= --set follow.roots= --set http.listen=127.0.0.1:0
 # node_start NAME ARGS...: start a node peer; its url lands in URL_NAME.
 node_start() {
 	local name=$1; shift
+	# Emptied here, not only by the background job's redirection: a peer
+	# started again would otherwise be found "ready" by its old line.
+	: >"$T/$name.ready"
 	node "$@" >"$T/$name.ready" 2>"$T/$name.log" &
 	PIDS+=("$!")
 	eval "PID_$name=$!"
