@@ -66,6 +66,9 @@ const char	*store_path(const struct store *);
  */
 int		 store_set_cache_kib(struct store *, int64_t kib);
 
+/* Whether read-ahead is off on the database's descriptor (store.c). */
+bool		 store_random_reads(const struct store *);
+
 /* PRAGMA user_version of the open database, or -1 on error. */
 int		 store_schema_version(struct store *);
 /* Newest migration compiled into this binary (0 if the table is broken). */

@@ -10,7 +10,9 @@
 # start-up on the store (exec to /api/status answering) and the restart
 # after a SIGTERM a third into the drain; events drained (resumed after
 # the restart) against the network's events; CPU seconds and bytes
-# written (/proc/PID/io write_bytes) per drained event, over both runs;
+# written (/proc/PID/io write_bytes) per drained event, over both runs
+# and the checkpoints of what they wrote into the WAL (the first run's at
+# its close, the second's by the script once it is idle);
 # database file bytes per stored event (with the JSON's own bytes); p50
 # and p99 of GET /api/status, of a page of GET /api/follows (50 authors
 # at an offset), of a name search (the first one apart) and of the relay

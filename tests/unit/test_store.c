@@ -247,6 +247,7 @@ test_pragmas(void **state)
 	assert_int_equal(query_int(db, "PRAGMA cache_size"), -STORE_CACHE_KIB);
 	assert_int_equal(query_int(db, "PRAGMA busy_timeout"),
 	    STORE_BUSY_TIMEOUT_MS);
+	assert_true(store_random_reads(st));
 	assert_int_equal(store_set_cache_kib(st, 512), 0);
 	assert_int_equal(query_int(db, "PRAGMA cache_size"), -512);
 	assert_int_equal(store_set_cache_kib(st, 0), -1);
