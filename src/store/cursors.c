@@ -487,7 +487,6 @@ store_cursors_summary(struct store *st, struct store_cursor_summary *out)
 	return 0;
 }
 
-
 int
 store_cursors_any_draining(struct store *st)
 {

@@ -339,11 +339,6 @@ store_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
 	sqlite3_stmt	*stmt;
 	int		 wal = 0;
 
-	if (sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK) {
-		errf(err, errlen, "%s: busy_timeout: %s", path,
-		    sqlite3_errmsg(db));
-		return -1;
-	}
 	/* page_size only takes on a new file; a WAL database keeps its own. */
 	snprintf(sql, sizeof(sql), "PRAGMA page_size = %d; "
 	    "PRAGMA foreign_keys = ON; "
@@ -523,7 +518,11 @@ store_connect(struct store *st, int latest, char *err, size_t errlen)
 	 * header read below otherwise fails at once while the daemon, or a
 	 * second writer, restarts its WAL.
 	 */
-	(void)sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	if (sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK) {
+		errf(err, errlen, "%s: busy_timeout: %s", st->path,
+		    sqlite3_errmsg(st->db));
+		goto fail;
+	}
 	if (store_identify(st->db, st->path, latest, &version, err,
 	    errlen) == -1)
 		goto fail;
