@@ -21,6 +21,7 @@
 #include "core/errf.h"
 #include "core/limits.h"
 #include "core/log.h"
+#include "core/pgurl.h"
 #include "core/redact.h"
 
 static const struct cfg_def cfg_table[] = {
@@ -180,6 +181,25 @@ const struct cfg_def *
 config_table(void)
 {
 	return cfg_table;
+}
+
+bool
+config_value_local(const char *key, const char *value, char *what,
+    size_t whatlen)
+{
+	int	i = cfg_index(key);
+
+	if (i == -1)
+		return false;
+	if (cfg_table[i].flags & CFG_LOCAL) {
+		snprintf(what, whatlen, "%s", key);
+		return true;
+	}
+	if (cfg_table[i].type != CFG_UPLINK ||
+	    (strncasecmp(value, "postgres://", 11) != 0 &&
+	    strncasecmp(value, "postgresql://", 13) != 0))
+		return false;
+	return pgurl_names_file(value, what, whatlen) == 1;
 }
 
 /* 0 if value is valid for key, else -1 with a message naming the key. */

@@ -88,6 +88,15 @@ void		 config_free(struct config *);
 
 /* The definition of key, or NULL if there is no such key. */
 const struct cfg_def *config_lookup(const char *key);
+/*
+ * Whether value for key makes the daemon open a file or a device, so that
+ * it may be set only from the console, the -c file or --set: every value
+ * of a CFG_LOCAL key, and an uplink URL whose libpq parameters name a file
+ * or a socket path (core/pgurl.h). true with the parameter's name in what
+ * (the key's own name for a CFG_LOCAL key).
+ */
+bool		 config_value_local(const char *key, const char *value,
+		    char *what, size_t whatlen);
 /* The table, terminated by an entry with name == NULL. */
 const struct cfg_def *config_table(void);
 

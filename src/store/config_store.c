@@ -43,18 +43,18 @@ config_store_apply(struct store *st, struct config *cfg, const char *key,
     const char *value, const char *origin)
 {
 	const struct cfg_def	*d;
-	char			 msg[256];
+	char			 msg[256], what[64];
 
 	if ((d = config_lookup(key)) == NULL) {
 		log_warnx("store: stored configuration key \"%s\" is not known "
 		    "to this version; ignored", key);
 		return;
 	}
-	if ((d->flags & CFG_LOCAL) && (origin == NULL ||
-	    strcmp(origin, "console") != 0)) {
-		log_warnx("store: stored %s was not set from the console; "
-		    "ignored (set it on the console, in the -c file or with "
-		    "--set)", key);
+	if ((origin == NULL || strcmp(origin, "console") != 0) &&
+	    config_value_local(key, value, what, sizeof(what))) {
+		log_warnx("store: stored %s (%s names a file the daemon "
+		    "opens) was not set from the console; ignored (set it on "
+		    "the console, in the -c file or with --set)", key, what);
 		return;
 	}
 	if (config_set(cfg, key, value, CFG_SRC_DB, msg, sizeof(msg)) == -1) {

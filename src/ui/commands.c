@@ -175,6 +175,7 @@ commands_config_store(struct app *app, const char *key, const char *value,
 {
 	const struct cfg_def	*d;
 	char			 norm[CONFIG_MAX_VALUE + 1], err[512];
+	char			 what[64];
 
 	if ((d = config_lookup(key)) == NULL)
 		return commands_error("unknown key '%s'", key);
@@ -185,6 +186,12 @@ commands_config_store(struct app *app, const char *key, const char *value,
 	if (config_normalize(key, value, norm, sizeof(norm), err,
 	    sizeof(err)) == -1)
 		return commands_error("%s", err);
+	if (from != CMD_FROM_CONSOLE &&
+	    config_value_local(key, norm, what, sizeof(what)))
+		return commands_error("%s: the parameter '%s' can make the "
+		    "daemon open a file or socket path: a URL with it is set "
+		    "only on the serial console, in the -c file or with --set",
+		    key, what);
 	if (store_config_put(app->store, key, norm,
 	    from == CMD_FROM_CONSOLE) == -1)
 		return commands_error("%s: could not store the value%s", key,

@@ -108,6 +108,20 @@ check "  no longer a bootstrap relay" test "$(cboxctl -d "$T/d" config get relay
 check "  role recorded" bash -c "curl -s '$B/api/relays/list' | grep -q '\"role\":\"custom\"'"
 check "POST /api/relays/remove of an unlisted relay: 400" test "$(req POST /api/relays/remove "${auth[@]}" -d '{"url":"ws://127.0.0.1:9"}')" = 400
 check "console-only command: 403" test "$(req POST /api/admin-token/set "${auth[@]}" -d '{"token":"abcdefghijklmnop"}')" = 403
+# a Postgres URL naming a file libpq would open is a console-only value
+for q in 'sslrootcert=/etc/shadow' 'sslmode=require&sslkey=%2Froot%2Fk' 'ssl%63rl=/c' 'passfile=/root/.pgpass' 'service=prod'; do
+	code=$(req POST /api/config/set "${auth[@]}" -d "{\"key\":\"uplink.url\",\"value\":\"postgres://127.0.0.1:9/c?$q\"}")
+	check "uplink.url ?$q from the web: refused ($code)" test "$code" = 400
+	check "  saying it is set on the console" grep -q 'open a file or socket path: a URL with it is set only on the serial console' "$T/r"
+done
+code=$(req POST /api/config/set "${auth[@]}" -d '{"key":"uplink.url","value":"postgres://%2Ftmp/c"}')
+check "uplink.url with a socket path from the web: refused ($code)" test "$code" = 400
+check "  naming the host" grep -q "the parameter 'host'" "$T/r"
+rc=0; cboxctl -d "$T/d" config set uplink.url 'postgres://127.0.0.1:9/c?sslrootcert=/etc/shadow' >"$T/ctl.out" 2>&1 || rc=$?
+check "uplink.url ?sslrootcert from cacheboxctl: refused" test "$rc" -ne 0
+check "  with the same reason" grep -q "the parameter 'sslrootcert'" "$T/ctl.out"
+check "  nothing stored" test "$(cboxctl -d "$T/d" config get uplink.url --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')" = ""
+check "tls.ca_file from the web: refused" test "$(req POST /api/config/set "${auth[@]}" -d '{"key":"tls.ca_file","value":"/etc/shadow"}')" = 400
 
 # paths and methods
 check "unknown API path: 404" test "$(req GET /api/no/such/thing)" = 404

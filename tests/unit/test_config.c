@@ -920,6 +920,67 @@ test_dns_servers_values(void **state)
 	assert_string_equal(config_get(cfg, k), "");
 }
 
+/* Whether value is console-only for key, and what it names. */
+static void
+local_is(const char *key, const char *value, const char *what)
+{
+	char	got[64];
+
+	got[0] = '\0';
+	if (what == NULL) {
+		assert_false(config_value_local(key, value, got, sizeof(got)));
+		return;
+	}
+	assert_true(config_value_local(key, value, got, sizeof(got)));
+	assert_string_equal(got, what);
+}
+
+/*
+ * The values that make the daemon open a file: every value of a CFG_LOCAL
+ * key, and uplink URLs naming one of libpq's file parameters in any case
+ * of the scheme, percent-encoded or not, or a host that is a socket path.
+ */
+static void
+test_value_local(void **state)
+{
+	const char	*k = "uplink.url";
+
+	(void)state;
+	local_is("tls.ca_file", "/etc/ssl/x.pem", "tls.ca_file");
+	local_is("console.tty", "", "console.tty");
+	local_is("log.level", "debug", NULL);
+	local_is(k, "", NULL);
+	local_is(k, "wss://relay.example/?sslrootcert=/etc/shadow", NULL);
+	local_is(k, "postgres://u:p@db.example:5432/cache", NULL);
+	local_is(k, "postgres://u@db.example/cache?sslmode=verify-full&"
+	    "connect_timeout=5&application_name=box", NULL);
+	local_is(k, "postgres://[::1]:5432,db2.example/c?host=db3", NULL);
+	local_is(k, "postgres://db.example/c?sslrootcert=/etc/shadow",
+	    "sslrootcert");
+	local_is(k, "POSTGRESQL://db.example/c?sslmode=require&sslcert=/a",
+	    "sslcert");
+	local_is(k, "postgresql://db.example?sslkey=/k", "sslkey");
+	local_is(k, "postgres://db.example/c?sslcrl=/c", "sslcrl");
+	local_is(k, "postgres://db.example/c?sslcrldir=/c", "sslcrldir");
+	local_is(k, "postgres://db.example/c?passfile=/root/.pgpass",
+	    "passfile");
+	local_is(k, "postgres://db.example/c?service=prod", "service");
+	local_is(k, "postgres://db.example/c?ssl%72ootcert=%2Fetc%2Fshadow",
+	    "sslrootcert");
+	local_is(k, "postgres://db.example/c?sslkeylogfile=/tmp/k",
+	    "sslkeylogfile");
+	local_is(k, "postgres://db.example/c?x%zz=1",
+	    "an undecodable parameter");
+	local_is(k, "postgres://db.example/c?%00=1",
+	    "an undecodable parameter");
+	local_is(k, "postgres://db.example/c?%C3%A9=1",
+	    "a parameter of unusual characters");
+	local_is(k, "postgres://%2Fvar%2Frun%2Fpostgresql/c", "host");
+	local_is(k, "postgres://u@db.example,%2Ftmp/c", "host");
+	local_is(k, "postgres://db.example/c?host=%2Ftmp", "host");
+	local_is(k, "postgres://db.example/c?host=db2,/tmp", "host");
+}
+
 int
 main(void)
 {
@@ -953,6 +1014,7 @@ main(void)
 		T(test_file_too_big),
 		T(test_err_truncated_safely),
 		T(test_dns_servers_values),
+		T(test_value_local),
 	};
 #undef T
 

@@ -26,6 +26,7 @@
 
 #include <sqlite3.h>
 
+#include "app.h"
 #include "core/config.h"
 #include "core/limits.h"
 #include "core/secret.h"
@@ -632,6 +633,7 @@ test_config_origin_and_token(void **state)
 	struct config	*cfg;
 	char		 err[256], buf[256];
 
+	app_config_lend_checks();	/* uplink.url's check, as main does */
 	st = open_ok(fx);
 	assert_int_equal(store_exec(st, "INSERT INTO config VALUES "
 	    "('console.tty', '/tmp/evil', 1, NULL), "
@@ -655,10 +657,22 @@ test_config_origin_and_token(void **state)
 
 	assert_int_equal(store_config_put(st, "console.tty", "/dev/ttyGS0",
 	    true), 0);
+	assert_int_equal(store_config_put(st, "uplink.url", "postgres://db/c?"
+	    "sslrootcert=/etc/shadow", false), 0);
+	cfg = config_new();
+	assert_non_null(cfg);
+	assert_int_equal(store_config_load(st, cfg, err, sizeof(err)), 0);
+	assert_string_equal(config_get(cfg, "uplink.url"), "");
+	config_free(cfg);
+
+	assert_int_equal(store_config_put(st, "uplink.url", "postgres://db/c?"
+	    "sslrootcert=/etc/ssl/db.pem", true), 0);
 	cfg = config_new();
 	assert_non_null(cfg);
 	assert_int_equal(store_config_load(st, cfg, err, sizeof(err)), 0);
 	assert_string_equal(config_get(cfg, "console.tty"), "/dev/ttyGS0");
+	assert_string_equal(config_get(cfg, "uplink.url"), "postgres://db/c?"
+	    "sslrootcert=/etc/ssl/db.pem");
 	config_free(cfg);
 	store_close(st);
 }
