@@ -83,6 +83,11 @@ static const struct cfg_def cfg_table[] = {
 	  .flags = CFG_RUNTIME },
 	{ .name = "http.listen", .type = CFG_HOSTPORT, .def = "127.0.0.1:8080",
 	  .help = "address of the status page and JSON API" },
+	{ .name = "box.names", .type = CFG_NAMES, .def = "",
+	  .help = "names and addresses the box is reached by besides "
+	  "cachebox.local, its host name and its own addresses (the web's "
+	  "Host and Origin check, NIP-42 relay URLs), comma-separated",
+	  .flags = CFG_RUNTIME },
 	{ .name = "dns.servers", .type = CFG_ADDRS, .def = "",
 	  .help = "DNS servers: IP, IP:port or [v6]:port, comma-separated; "
 	  "empty = /etc/resolv.conf" },

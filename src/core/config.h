@@ -28,6 +28,7 @@ enum cfg_type {
 	CFG_ADDRS,	/* comma-separated IP, IP:port or [v6]:port (may be empty) */
 	CFG_TOKEN,	/* a secret kept only as its salted hash (core/secret.h) */
 	CFG_CHOICE,	/* one word of cfg_def.choices */
+	CFG_NAMES,	/* comma-separated host names or IP literals (may be empty) */
 	CFG_NTYPES
 };
 

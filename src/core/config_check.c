@@ -394,6 +394,35 @@ cfg_check_addrs(const struct cfg_def *d, const char *s,
 	return 0;
 }
 
+/* A host name (letters, digits, '-', '.') or an IP literal, no port. */
+static int
+cfg_name_ok(enum cfg_type type, const char *s, const char **why)
+{
+	struct in6_addr	a;
+	size_t		i, n = strlen(s);
+
+	(void)type;
+	if (inet_pton(AF_INET, s, &a) == 1 || inet_pton(AF_INET6, s, &a) == 1)
+		return 1;
+	if (n > 253) {
+		*why = "longer than 253 characters";
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' &&
+		    s[i] != '.')
+			return 0;
+	return 1;
+}
+
+static int
+cfg_check_names(const struct cfg_def *d, const char *s,
+    struct cfg_parsed *out, char *err, size_t errlen)
+{
+	return cfg_check_list(d, s, out, cfg_name_ok,
+	    "not a host name or an IP address", err, errlen);
+}
+
 static int
 cfg_check_urls(const struct cfg_def *d, const char *s, struct cfg_parsed *out,
     char *err, size_t errlen)
@@ -493,6 +522,7 @@ static const struct {
 	[CFG_ADDRS] = { "addresses", cfg_check_addrs },
 	[CFG_TOKEN] = { "token", cfg_check_token },
 	[CFG_CHOICE] = { "choice", cfg_check_choice },
+	[CFG_NAMES] = { "names", cfg_check_names },
 };
 
 /* Trim value, refuse what no type accepts, then run the type's check. */

@@ -128,6 +128,7 @@
 /* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */
 #define URL_MAX_BYTES			2048		/* bytes of a whole URL */
 #define URL_MAX_HOST			253		/* bytes of a host name (RFC 1035) */
+#define BOXNAMES_ADDR_CACHE_MS		5000		/* the box's interface addresses are read again after, ms */
 #define DNS_TIMEOUT_MS			10000		/* one resolution, all tries, ms */
 #define DNS_TRY_TIMEOUT_MS		2500		/* one c-ares try to one server, ms */
 #define DNS_TRIES			3		/* c-ares tries per server */

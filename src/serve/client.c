@@ -20,6 +20,7 @@
 #include "core/hex.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "net/boxnames.h"
 #include "net/tls.h"
 #include "net/ws.h"
 #include "net/ws_serve.h"
@@ -264,9 +265,13 @@ client_event(struct client *c, struct wire_msg *m)
 	client_ok(c, id, ok, why);
 }
 
-/* Whether the tag name of ev has the value want (or any value: NULL). */
+/*
+ * Whether the tag name of ev has the value want, or (want NULL) a value
+ * that is a ws:// or wss:// URL of this box (net/boxnames.h).
+ */
 static bool
-has_tag(const struct event *ev, const char *name, const char *want)
+has_tag(const struct serve *srv, const struct event *ev, const char *name,
+    const char *want)
 {
 	const cJSON	*t, *k, *v;
 
@@ -275,8 +280,8 @@ has_tag(const struct event *ev, const char *name, const char *want)
 		if ((k = t->child) == NULL || (v = k->next) == NULL ||
 		    strcmp(k->valuestring, name) != 0)
 			continue;
-		if (want == NULL ? strncmp(v->valuestring, "ws", 2) == 0 :
-		    strcmp(v->valuestring, want) == 0)
+		if (want == NULL ? boxnames_relay_url_ok(srv->cfg,
+		    v->valuestring) : strcmp(v->valuestring, want) == 0)
 			return true;
 	}
 	return false;
@@ -296,10 +301,12 @@ auth_check(struct client *c, const struct event *ev)
 	if (ev->created_at < now - RELAYD_AUTH_WINDOW_S ||
 	    ev->created_at > now + RELAYD_AUTH_WINDOW_S)
 		return "invalid: created_at is too far from now";
-	if (!has_tag(ev, "challenge", c->challenge))
+	if (!has_tag(c->srv, ev, "challenge", c->challenge))
 		return "invalid: the challenge tag does not match";
-	if (!has_tag(ev, "relay", NULL))
-		return "invalid: the relay tag is missing";
+	if (!has_tag(c->srv, ev, "relay", NULL))
+		return "invalid: the relay tag does not name this relay (its "
+		    "ws:// or wss:// URL: cachebox.local, its host name, an "
+		    "address of the box or a name of box.names)";
 	return NULL;
 }
 

@@ -12,7 +12,9 @@
 #   - 10,000 REQs on one connection: 20 served, 9,980 CLOSED "blocked: at
 #     most 20 open subscriptions";
 #   - 1,000 connections at once: 64 upgraded, every other one answered 503
-#     with a reason, none closed without a word.
+#     with a reason, none closed without a word;
+#   - NIP-42 AUTHs signed by nostr-tools for another relay's URL: refused,
+#     the box's own URLs accepted.
 # Meanwhile every status poll is answered, and afterwards the drain
 # finishes with every event of the upstream relay and the daemon is idle.
 . "$(dirname "$0")/lib.sh"
@@ -133,5 +135,30 @@ check "status: the refusals counted" python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["relay_endpoint"]
 sys.exit(0 if r["bad_messages"] >= 9987 and r["refused_full"] == 936 and
     r["clients"] == 0 else 1)' "$T/st.json"
+
+# NIP-42: an AUTH signed (nostr-tools) for another relay's URL proves
+# nothing here; one naming a URL the box answers as lets the key read.
+SEC=3f2a8c1d9e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b
+PK=$(cd "$CACHEBOX_TESTS" && node --input-type=module -e "import { getPublicKey } from 'nostr-tools/pure'; console.log(getPublicKey(Uint8Array.from(Buffer.from('$SEC', 'hex'))))")
+check "relay.auth = owners with a reader key and a box name set" bash -c \
+    "'$CACHEBOXCTL' -d '$D' config set relay.readers '$PK' >/dev/null &&
+     '$CACHEBOXCTL' -d '$D' config set box.names mybox.lan >/dev/null &&
+     '$CACHEBOXCTL' -d '$D' config set relay.auth owners >/dev/null"
+(cd "$CACHEBOX_TESTS" && node "$here/relay_auth.mjs" "$P" "$SEC" mybox.lan) >"$T/auth.json"
+sed 's/^/    /' "$T/auth.json"
+check "AUTH for another relay's URL: refused, and reads stay refused" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["cases"][:8]
+sys.exit(0 if len(r) == 8 and all(c["ok"][0] is False and
+    c["ok"][1].startswith("invalid: the relay tag does not name this relay") and
+    c["req"] == "auth-required" for c in r) else 1)' "$T/auth.json"
+check "AUTH for the box's URLs (address, cachebox.local, box.names, ::1, trailing slash): reads" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["cases"][8:]
+sys.exit(0 if len(r) == 6 and all(c["ok"] == [True, ""] and c["req"] == "EOSE"
+    for c in r) else 1)' "$T/auth.json"
+check "  the right URL with a wrong challenge: refused" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["wrong_challenge"]
+sys.exit(0 if r["ok"][0] is False and "challenge" in r["ok"][1] and
+    r["req"] == "auth-required" else 1)' "$T/auth.json"
 check "the daemon is still running" kill -0 "$DPID"
 finish
