@@ -52,9 +52,9 @@ config_store_apply(struct store *st, struct config *cfg, const char *key,
 	}
 	if ((origin == NULL || strcmp(origin, "console") != 0) &&
 	    config_value_local(key, value, what, sizeof(what))) {
-		log_warnx("store: stored %s (%s names a file the daemon "
-		    "opens) was not set from the console; ignored (set it on "
-		    "the console, in the -c file or with --set)", key, what);
+		log_warnx("store: stored %s was not set from the console; "
+		    "ignored (%s names a file the daemon opens: set it on the "
+		    "console, in the -c file or with --set)", key, what);
 		return;
 	}
 	if (config_set(cfg, key, value, CFG_SRC_DB, msg, sizeof(msg)) == -1) {
