@@ -129,8 +129,10 @@ is(const char *key, const char *name)
  * and reconnect cap, the ingest size limit, live subscriptions on or off,
  * retention's budget at once, and a fresh follow-graph resolution when the
  * roots or the bootstrap relays change (which reshapes the live
- * subscriptions and the drain's cursors). Keys the parts read on every use
- * (backfill.*, live.overlap_s, uplink.*) need nothing here.
+ * subscriptions and the drain's cursors), and the uplink's target at once
+ * (so the answer to the change already shows the new one). Keys the parts
+ * read on every use (backfill.*, live.overlap_s, the other uplink.* keys)
+ * need nothing here.
  */
 void
 app_config_changed(struct app *app, const char *key)
@@ -148,6 +150,8 @@ app_config_changed(struct app *app, const char *key)
 		    (uint32_t)config_get_int(app->cfg, "relay.backoff_max_ms"));
 	if (is(key, "limits.max_event_bytes"))
 		app_ingest_configure(app);
+	if (is(key, "uplink.url") && app->uplink != NULL)
+		uplink_follow_config(app->uplink);
 	if (is(key, "live.enabled") && app->live != NULL)
 		live_sync(app->live);
 	if ((is(key, "recovery.backoff_base_ms") ||

@@ -3,6 +3,7 @@
  * state; it must never be used to mix the two clocks: timeouts come from
  * clock_mono_ms(), Nostr timestamps from clock_wall_s().
  */
+#include <stdio.h>
 #include <time.h>
 
 #include "core/clock.h"
@@ -27,4 +28,26 @@ clock_wall_s(void)
 	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
 		return (int64_t)time(NULL);
 	return (int64_t)ts.tv_sec;
+}
+
+const char *
+clock_utc_text(int64_t t, char *buf, size_t len)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)t;
+	size_t		n;
+
+	if (gmtime_r(&tt, &tm) == NULL) {
+		snprintf(buf, len, "%lld", (long long)t);
+		return buf;
+	}
+	if (tm.tm_hour == 0 && tm.tm_min == 0 && tm.tm_sec == 0)
+		n = strftime(buf, len, "%Y-%m-%d", &tm);
+	else if (tm.tm_sec == 0)
+		n = strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm);
+	else
+		n = strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	if (n == 0)
+		snprintf(buf, len, "%lld", (long long)t);
+	return buf;
 }

@@ -221,6 +221,17 @@ pool_relay_remove(struct pool *pool, const char *url)
 		relay_disable(r);
 }
 
+void
+pool_relay_retire(struct pool *pool, const char *url, const char *why)
+{
+	struct relay	*r;
+
+	if ((r = pool_relay_find(pool, url)) != NULL) {
+		log_info("relay %s: closed: %s", url, why);
+		relay_retire(r, why);
+	}
+}
+
 /*
  * A subscription on url's relay, queued: its id is prefix and a counter,
  * its opening frame what build writes into a frame-sized buffer (REQ or

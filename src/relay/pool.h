@@ -167,6 +167,14 @@ struct relay	*pool_relay_find(struct pool *, const char *url);
  * publishes are abandoned without callbacks. Safe inside callbacks.
  */
 void		 pool_relay_remove(struct pool *, const char *url);
+/*
+ * Close url and stop dialling it, telling every subscription's, session's
+ * and publish's owner that it ended (why is the message they get), so a
+ * planner forgets its handles; a planner may add the URL again later.
+ * Not from inside a callback of that relay.
+ */
+void		 pool_relay_retire(struct pool *, const char *url,
+		    const char *why);
 
 /*
  * Open a subscription on url (added before) with n (1..RELAY_MSG_MAX_FILTERS)

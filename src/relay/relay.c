@@ -1025,6 +1025,28 @@ relay_disable(struct relay *r)
 }
 
 void
+relay_retire(struct relay *r, const char *why)
+{
+	struct pool_sub		*s;
+	struct relay_pub	*p, *pn;
+
+	/* Dead first: pool_relay_find skips it, so a callback below that
+	 * opens a subscription again cannot open one here. */
+	r->dead = true;
+	TAILQ_FOREACH(s, &r->subs, entry) {
+		if (s->state == SUB_DEAD)
+			continue;
+		if (s->neg)
+			relay_neg_end(s, POOL_NEG_END_LOST, why);
+		else
+			relay_sub_end(s, RELAY_REASON_ERROR, why);
+	}
+	TAILQ_FOREACH_SAFE(p, &r->pubs, entry, pn)
+		relay_pub_end(r, p, false, RELAY_REASON_ERROR, why);
+	relay_disable(r);
+}
+
+void
 relay_tick(struct relay *r)
 {
 	struct pool_sub		*s, *sn;

@@ -196,6 +196,13 @@ void		 relay_set_state(struct relay *, enum relay_state,
 void		 relay_connect(struct relay *);
 /* Mark removed: drop the connection and every sub; the hook frees it. */
 void		 relay_disable(struct relay *);
+/*
+ * Mark removed like relay_disable, but first tell the owner of every
+ * subscription (on_closed with why), session (on_err, connection lost)
+ * and publish (its callback, refused) that it ended. Safe outside the
+ * relay's own callbacks only.
+ */
+void		 relay_retire(struct relay *, const char *why);
 /* Loop hook work: reap dead subs, expire publishes. */
 void		 relay_tick(struct relay *);
 /* Send whatever queued REQs the cap, pacing and rate limit allow. */

@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/clock.h"
 #include "core/errf.h"
 #include "core/utf8.h"
 #include "net/url.h"
@@ -491,6 +492,7 @@ check_times(const struct job_args *a, struct job_spec *s, char *err,
 {
 	const char	*why;
 	int64_t		 v;
+	char		 a_since[40], a_until[40];
 
 	if (given(a->since)) {
 		if (job_time_parse(a->since, &v, &why) == -1)
@@ -509,8 +511,10 @@ check_times(const struct job_args *a, struct job_spec *s, char *err,
 	if ((s->shared.has & FILTER_HAS_SINCE) &&
 	    (s->shared.has & FILTER_HAS_UNTIL) &&
 	    s->shared.since > s->shared.until)
-		return errf(err, errlen, "since: %lld is after until %lld",
-		    (long long)s->shared.since, (long long)s->shared.until);
+		return errf(err, errlen, "since: %s is after until %s: "
+		    "choose an earlier since or a later until",
+		    clock_utc_text(s->shared.since, a_since, sizeof(a_since)),
+		    clock_utc_text(s->shared.until, a_until, sizeof(a_until)));
 	if (given(a->limit)) {
 		if (int_parse(a->limit, 0, JOBS_LIMIT_MAX, &v) == -1)
 			return errf(err, errlen, "limit: '%.*s' is not a count "

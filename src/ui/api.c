@@ -265,9 +265,11 @@ static const struct metric_def metric_defs[] = {
 	    "Seconds since cacheboxd started."),
 	GAUGE("rss_bytes", "cachebox_rss_bytes",
 	    "Resident memory of cacheboxd, bytes."),
-	GAUGE("idle", "cachebox_idle", "1 when no work is left (every author "
-	    "complete or recorded incomplete, no job to run, inbox empty), "
-	    "else 0."),
+	GAUGE("idle", "cachebox_idle", "1 when no sync work is left (follow "
+	    "lists read, every author complete or recorded incomplete, no job "
+	    "to run, retention settled, and a configured uplink has taken "
+	    "every queued event; events left queued while no uplink is "
+	    "configured, in cachebox_inbox_pending, do not count), else 0."),
 	LEFT_OUT("backfill.authors_total"),	/* the sum of the three below */
 	FAMILY("backfill.authors_complete", "cachebox_backfill_authors",
 	    METRIC_GAUGE, "state", "complete", "Followed authors by backfill "

@@ -121,9 +121,6 @@ list_answer(struct app *app, const char *key, const char *what)
 	cJSON_AddStringToObject(r, "done", what);
 	cJSON_AddStringToObject(r, "key", key);
 	cJSON_AddStringToObject(r, "value", config_get(app->cfg, key));
-	if (config_source(app->cfg, key) > CFG_SRC_DB)
-		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
-		    "--set value takes precedence until it is removed there");
 	return r;
 }
 
@@ -138,6 +135,8 @@ list_change(struct app *app, const char *key, const char *item, same_fn same,
 	struct list_edit	 e = { item, same, { 0 }, 0 };
 	cJSON			*r = NULL;
 
+	if ((r = commands_refuse_pinned(app, key)) != NULL)
+		return r;
 	buf_init(&e.out, CONFIG_MAX_VALUE);
 	if (list_each(config_get(app->cfg, key), edit_one, &e) != 0 ||
 	    (add && ((e.out.len > 0 && buf_putc(&e.out, ',') == -1) ||
@@ -247,7 +246,7 @@ add_pool_rows(struct app *app, cJSON *list)
 		if (pool_relay_info(app->pool, i, &info) == -1 ||
 		    (r = status_relay_info(&info)) == NULL)
 			continue;
-		status_relay_sync(app, info.url, r);
+		status_relay_sync(app, &info, r);
 		cJSON_AddBoolToObject(r, "configured", list_contains(
 		    config_get(app->cfg, RELAYS_KEY), info.url, same_url));
 		cJSON_AddItemToArray(list, r);
@@ -340,6 +339,10 @@ cmd_relays_remove(struct app *app, const cJSON *args, enum cmd_origin from)
 		return commands_error("missing \"url\"");
 	if ((e = list_change(app, RELAYS_KEY, url, same_url, 0, from)) != NULL)
 		return e;
+	/* Off the list is not enough: what is open there ends now. */
+	if (app->pool != NULL)
+		pool_relay_retire(app->pool, url, "relay removed from "
+		    RELAYS_KEY);
 	return list_answer(app, RELAYS_KEY, "removed");
 }
 
@@ -474,14 +477,10 @@ cmd_log_level(struct app *app, const cJSON *args, enum cmd_origin from)
 		if ((e = commands_config_store(app, "log.level", level,
 		    from)) != NULL)
 			return e;
-		if (config_source(app->cfg, "log.level") <= CFG_SRC_DB)
-			log_set_level(lvl);
+		log_set_level(lvl);
 	}
 	r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "level", log_level_name(log_get_level()));
-	if (level != NULL && config_source(app->cfg, "log.level") > CFG_SRC_DB)
-		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
-		    "--set value takes precedence until it is removed there");
 	return r;
 }
 
@@ -505,8 +504,5 @@ cmd_admin_token_set(struct app *app, const cJSON *args, enum cmd_origin from)
 		return e;
 	r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "admin.token", "set");
-	if (config_source(app->cfg, TOKEN_KEY) > CFG_SRC_DB)
-		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
-		    "--set value takes precedence until it is removed there");
 	return r;
 }

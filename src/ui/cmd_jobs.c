@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/hex.h"
 #include "core/limits.h"
@@ -75,11 +76,14 @@ add_text_or_null(cJSON *o, const char *name, const char *text)
 		cJSON_AddNullToObject(o, name);
 }
 
-/* "kinds:0 authors:9178 since:1700000000": the seed's filter column. */
+/*
+ * "kinds:0 authors:9178 since 2023-11-14 22:13:20 UTC": the filter column,
+ * times as UTC dates.
+ */
 static void
 add_summary(cJSON *o, const struct store_job *j, const cJSON *filter)
 {
-	char		 s[256];
+	char		 s[256], when[40];
 	size_t		 n = 0;
 	const cJSON	*m, *v;
 
@@ -87,7 +91,12 @@ add_summary(cJSON *o, const struct store_job *j, const cJSON *filter)
 	cJSON_ArrayForEach(m, filter) {
 		if (n >= sizeof(s) - 32)
 			break;
-		if (cJSON_IsNumber(m))
+		if (cJSON_IsNumber(m) && (strcmp(m->string, "since") == 0 ||
+		    strcmp(m->string, "until") == 0))
+			n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%s %s",
+			    n ? " " : "", m->string, clock_utc_text(
+			    (int64_t)m->valuedouble, when, sizeof(when)));
+		else if (cJSON_IsNumber(m))
 			n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%s:%lld",
 			    n ? " " : "", m->string, (long long)m->valuedouble);
 		else if (cJSON_IsArray(m)) {

@@ -121,11 +121,40 @@ cmd_key(struct app *app, const cJSON *args, enum cmd_origin from)
 	return r;
 }
 
+const char *
+commands_pinned_by(const struct app *app, const char *key, char *buf,
+    size_t len)
+{
+	switch (config_source(app->cfg, key)) {
+	case CFG_SRC_CLI:
+		return "--set on the command line";
+	case CFG_SRC_FILE:
+		snprintf(buf, len, "the -c file %s", app->config_file != NULL ?
+		    app->config_file : "");
+		return buf;
+	default:
+		return NULL;
+	}
+}
+
+cJSON *
+commands_refuse_pinned(const struct app *app, const char *key)
+{
+	char		 file[512];
+	const char	*pin = commands_pinned_by(app, key, file, sizeof(file));
+
+	if (pin == NULL)
+		return NULL;
+	return commands_error("%s is pinned by %s: change it there (a value "
+	    "set here would not take effect)", key, pin);
+}
+
 static cJSON *
 config_entry(const struct app *app, const struct cfg_def *d)
 {
-	cJSON	*e = cJSON_CreateObject();
-	char	 shown[CONFIG_MAX_VALUE + 1];
+	cJSON		*e = cJSON_CreateObject();
+	char		 shown[CONFIG_MAX_VALUE + 1], file[512];
+	const char	*pin = commands_pinned_by(app, d->name, file, sizeof(file));
 
 	cJSON_AddStringToObject(e, "key", d->name);
 	cJSON_AddStringToObject(e, "value",
@@ -134,6 +163,8 @@ config_entry(const struct app *app, const struct cfg_def *d)
 	    d->def);
 	cJSON_AddStringToObject(e, "source",
 	    config_source_name(config_source(app->cfg, d->name)));
+	if (pin != NULL)
+		cJSON_AddStringToObject(e, "pinned_by", pin);
 	cJSON_AddStringToObject(e, "unit", d->unit != NULL ? d->unit : "");
 	if (d->choices != NULL)
 		cJSON_AddStringToObject(e, "choices", d->choices);
@@ -176,9 +207,12 @@ commands_config_store(struct app *app, const char *key, const char *value,
 	const struct cfg_def	*d;
 	char			 norm[CONFIG_MAX_VALUE + 1], err[512];
 	char			 what[64];
+	cJSON			*r;
 
 	if ((d = config_lookup(key)) == NULL)
 		return commands_error("unknown key '%s'", key);
+	if ((r = commands_refuse_pinned(app, key)) != NULL)
+		return r;
 	if ((d->flags & CFG_LOCAL) && from != CMD_FROM_CONSOLE)
 		return commands_error("%s names a file or device the daemon "
 		    "opens: set it on the serial console, in the -c file or "
@@ -212,8 +246,8 @@ commands_config_store(struct app *app, const char *key, const char *value,
 
 /*
  * Set a key at run time: validated, stored in the database (so it survives
- * a restart) and applied. A key whose value comes from -c or --set keeps
- * that value, as the precedence says; the answer tells so.
+ * a restart) and applied. A key pinned by -c or --set is refused
+ * (commands_config_store): a stored value would not take effect.
  */
 static cJSON *
 cmd_config_set(struct app *app, const cJSON *args, enum cmd_origin from)
@@ -233,10 +267,7 @@ cmd_config_set(struct app *app, const cJSON *args, enum cmd_origin from)
 	if ((r = commands_config_store(app, key, value, from)) != NULL)
 		return r;
 	r = config_entry(app, d);
-	if (config_source(app->cfg, key) > CFG_SRC_DB)
-		cJSON_AddStringToObject(r, "note", "stored, but a -c file or "
-		    "--set value takes precedence until it is removed there");
-	else if (!(d->flags & CFG_RUNTIME))
+	if (!(d->flags & CFG_RUNTIME))
 		cJSON_AddStringToObject(r, "note", "stored; takes effect after "
 		    "a restart");
 	return r;

@@ -110,8 +110,19 @@ const struct command	*commands_match(int argc, char *const *argv,
 cJSON			*commands_build_args(const struct command *c, int argc,
 			    char *const *argv, char *err, size_t errlen);
 /*
+ * What pins key, when its value comes from --set or the -c file: a phrase
+ * ("--set on the command line", "the -c file PATH", the latter written
+ * into buf), or NULL when a run-time change would take effect.
+ */
+const char		*commands_pinned_by(const struct app *, const char *key,
+			    char *buf, size_t len);
+/* NULL when key is not pinned, else a new {"error": ...} saying by what. */
+cJSON			*commands_refuse_pinned(const struct app *,
+			    const char *key);
+/*
  * Set key to value at run time for a caller on surface from: refused for
- * a console-only key from elsewhere, normalized (a token hashed), stored
+ * a key pinned by --set or -c (commands_pinned_by), for a console-only
+ * key from elsewhere, normalized (a token hashed), stored
  * with its origin, set in the running configuration and applied. NULL
  * when done, else a new {"error": ...} object the caller owns.
  */

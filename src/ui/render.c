@@ -272,6 +272,7 @@ static int
 render_follows(struct buf *out, const cJSON *v, const char *nl)
 {
 	const cJSON	*a, *list = cJSON_GetObjectItem(v, "follows");
+	const cJSON	*total, *offset;
 	int		 n = 0, complete = 0, draining = 0, incomplete = 0;
 	const char	*st;
 
@@ -282,9 +283,19 @@ render_follows(struct buf *out, const cJSON *v, const char *nl)
 		draining += strcmp(st, "draining") == 0;
 		incomplete += strcmp(st, "incomplete") == 0;
 	}
-	if (buf_printf(out, "%d author%s: %d complete, %d draining, %d "
-	    "incomplete (follows --relays: each relay)%s", n, n == 1 ? "" :
-	    "s", complete, draining, incomplete, nl) == -1)
+	total = cJSON_GetObjectItem(v, "total");
+	offset = cJSON_GetObjectItem(v, "offset");
+	if (cJSON_IsNumber(total) && total->valuedouble > n &&
+	    cJSON_IsNumber(offset) && n > 0) {
+		if (buf_printf(out, "%.0f authors followed; %.0f to %.0f shown: ",
+		    total->valuedouble, offset->valuedouble + 1,
+		    offset->valuedouble + n) == -1)
+			return -1;
+	} else if (buf_printf(out, "%d author%s: ", n, n == 1 ? "" : "s") == -1)
+		return -1;
+	if (buf_printf(out, "%d complete, %d draining, %d incomplete "
+	    "(follows --relays: each relay)%s", complete, draining, incomplete,
+	    nl) == -1)
 		return -1;
 	cJSON_ArrayForEach(a, list) {
 		const cJSON	*r = cJSON_GetObjectItem(a, "relays_complete");

@@ -39,10 +39,8 @@ int		 render_json(struct buf *out, const cJSON *v, const char *nl);
 /*
  * The answer of command name as flags ask: JSON, `help` as a compact table
  * of commands (console-only ones marked), `follows` as one line per
- * author unless RENDER_RELAYS, any other as render_human(). Same return as
- * render_human().
+ * author unless RENDER_RELAYS, any other as render_human(). Same return as render_human().
  */
 int	render_answer(struct buf *out, const char *name, const cJSON *v,
 	    unsigned flags, const char *nl);
-
 #endif

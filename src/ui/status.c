@@ -154,19 +154,43 @@ status_relay_info(const struct pool_relay_info *info)
 	return r;
 }
 
-void
-status_relay_sync(const struct app *app, const char *url, cJSON *r)
+/*
+ * What is true of a relay's connection in a word or two: a relay that is
+ * not open is never "connected", whatever its recovery says.
+ */
+static const char *
+relay_health(const struct pool_relay_info *info, const char *recovery)
 {
-	struct recovery_summary	sum;
+	if (strcmp(info->state, "open") == 0)
+		return recovery != NULL ? recovery : "connected";
+	if (info->last_open_at == 0)
+		return "never opened";
+	if (strcmp(info->state, "backoff") == 0)
+		return "backing off";
+	if (strcmp(info->state, "failed") == 0 ||
+	    strcmp(info->state, "disabled") == 0)
+		return "not connected";
+	return "reconnecting";
+}
 
-	if (app->negsync == NULL)
-		return;
-	cJSON_AddStringToObject(r, "negentropy", negsync_support_name(
-	    negsync_support(app->negsync, url)));
-	if (recovery_summary(negsync_recovery(app->negsync), url, &sum) == -1)
-		return;
-	cJSON_AddStringToObject(r, "health", recovery_health_name(sum.health));
-	cJSON_AddNumberToObject(r, "recovery_pending", (double)sum.pending);
+void
+status_relay_sync(const struct app *app, const struct pool_relay_info *info,
+    cJSON *r)
+{
+	struct recovery_summary	 sum;
+	const char		*rec = NULL;
+
+	if (app->negsync != NULL) {
+		cJSON_AddStringToObject(r, "negentropy", negsync_support_name(
+		    negsync_support(app->negsync, info->url)));
+		if (recovery_summary(negsync_recovery(app->negsync), info->url,
+		    &sum) == 0) {
+			rec = recovery_health_name(sum.health);
+			cJSON_AddNumberToObject(r, "recovery_pending",
+			    (double)sum.pending);
+		}
+	}
+	cJSON_AddStringToObject(r, "health", relay_health(info, rec));
 }
 
 /* The pool's live view of every relay it runs. */
@@ -181,7 +205,7 @@ add_relays_pool(cJSON *list, const struct app *app)
 		if (pool_relay_info(app->pool, i, &info) == -1 ||
 		    (r = status_relay_info(&info)) == NULL)
 			continue;
-		status_relay_sync(app, info.url, r);
+		status_relay_sync(app, &info, r);
 		cJSON_AddItemToArray(list, r);
 	}
 }

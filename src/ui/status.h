@@ -27,11 +27,14 @@ cJSON	*status_relay_row(const struct store_relay_row *);
  */
 cJSON	*status_relay_info(const struct pool_relay_info *);
 /*
- * Add what the sync planners know of url to a relay row r: its NIP-77
- * support ("yes", "no", "unknown"), its recovery health and the ids
- * pending recovery on it.
+ * Add what the sync planners know of info's relay to its row r: its NIP-77
+ * support ("yes", "no", "unknown"), the ids pending recovery on it, and
+ * its health: "never opened", "backing off", "reconnecting" or "not
+ * connected" while it is not open, else "connected" or the recovery's
+ * "connected, historic sync failures".
  */
-void	 status_relay_sync(const struct app *, const char *url, cJSON *r);
+void	 status_relay_sync(const struct app *, const struct pool_relay_info *,
+	    cJSON *r);
 
 /*
  * Events stored per second over the last full minute and the running one

@@ -315,6 +315,18 @@ uplink_tick(struct loop *l, void *arg)
 	    0 : UPLINK_TICK_MS, uplink_tick, up);
 }
 
+void
+uplink_follow_config(struct uplink *up)
+{
+	const char	*url;
+
+	if (up == NULL || !up->started)
+		return;
+	url = config_get(up->o.cfg, "uplink.url");
+	if (strcmp(url, up->url) != 0)
+		uplink_switch(up, url);
+}
+
 int
 uplink_start(struct uplink *up)
 {

@@ -85,6 +85,11 @@ int		 uplink_start(struct uplink *);
 void		 uplink_stop(struct uplink *);
 /* New rows were queued: look at the inbox soon (within this round). */
 void		 uplink_kick(struct uplink *);
+/*
+ * Follow uplink.url now rather than at the next tick (a change at run
+ * time), so the status read right after the change shows the new target.
+ */
+void		 uplink_follow_config(struct uplink *);
 
 /* Whether an uplink URL is configured. */
 bool		 uplink_configured(const struct uplink *);

@@ -10,7 +10,9 @@ NPUB=npub180cvv07tjdrrgpa0j7j7tmnyl2yr6yr7l8j4s3evf6u64th6gkwsyjh6w6
 HEX=3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d
 
 # --- no admin token yet: mutations are refused with a clear message -------
-start_daemon -d "$T/d" --set http.listen=127.0.0.1:0 --set relay.listen=127.0.0.1:0 --set relays.bootstrap=
+# relays.bootstrap is emptied at run time below (a --set value would pin it);
+# with no root nothing is dialled meanwhile.
+start_daemon -d "$T/d" --set http.listen=127.0.0.1:0 --set relay.listen=127.0.0.1:0
 check "http.port written" wait_for 10 test -s "$T/d/http.port"
 B="http://127.0.0.1:$(cat "$T/d/http.port")"
 code=$(curl -s -o "$T/r" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \

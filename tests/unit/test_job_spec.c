@@ -316,7 +316,13 @@ test_refusals(void **state)
 	memset(&a, 0, sizeof(a));
 	a.since = "1700000100";
 	a.until = "1700000000";
-	refused(&a, "since: 1700000100 is after until 1700000000");
+	refused(&a, "since: 2023-11-14 22:15 UTC is after until 2023-11-14 "
+	    "22:13:20 UTC: choose an earlier since or a later until");
+	/* What the page's date pickers send reads as dates again. */
+	memset(&a, 0, sizeof(a));
+	a.since = "2021-06-01T00:00";
+	a.until = "2020-01-01T00:00";
+	refused(&a, "since: 2021-06-01 is after until 2020-01-01: ");
 	memset(&a, 0, sizeof(a));
 	a.authors = PK1;
 	a.ids = PK2;
