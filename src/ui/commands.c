@@ -315,7 +315,7 @@ static const struct command command_table[] = {
 	  .run = cmd_setup },
 	{ .name = "setup code", .params = "", .help = "show the first-run "
 	  "setup code (a new one if none is valid), typed on the status page "
-	  "with a new admin token (console only)",
+	  "with a new admin token",
 	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_setup_code },
 	{ .name = "uplink status", .params = "", .help = "the uplink: target, "
 	  "driver, state, last error, forward rate, inbox totals",

@@ -60,6 +60,7 @@ check "help has as many commands as the daemon" \
 check "admin-token set is marked console only" grep -Eq '^  admin-token set token +\[console only\]' <<<"$out"
 check "setup code is marked console only" grep -Eq '^  setup code +\[console only\]' <<<"$out"
 check "... and only they" test "$(grep -c 'console only' <<<"$out")" = 2
+check "... each said once on its line" test "$(grep -o 'console only' <<<"$out" | wc -l)" = 2
 
 # --- human output: dates, sizes, durations ------------------------------------
 out=$(ctl status)
