@@ -35,7 +35,7 @@ ids=abc|{"ids":"abc"}|ids: entry 1 'abc' is not a note or 64 hex digits
 authors=$PK ids=$PK|{"authors":"$PK","ids":"$PK"}|ids: give authors or ids, not both
 since=yesterday|{"since":"yesterday"}|since: 'yesterday' is not Unix seconds or an ISO-8601 date
 until=2024-02-30|{"until":"2024-02-30"}|until: '2024-02-30' is not a valid date
-since=2024-02-01 until=2024-01-01|{"since":"2024-02-01","until":"2024-01-01"}|since: 1706745600 is after until 1704067200
+since=2024-02-01 until=2024-01-01|{"since":"2024-02-01","until":"2024-01-01"}|since: 2024-02-01 is after until 2024-01-01
 limit=-3|{"limit":-3}|limit: '-3' is not a count
 tags={"t":["x"]}|{"tags":"{\"t\":[\"x\"]}"}|tags: key "t" is not #<letter>
 tags={"#t":"x"}|{"tags":"{\"#t\":\"x\"}"}|tags: "#t" must be an array of 1 to 1000 strings
