@@ -44,6 +44,7 @@
 #include "sync/ingest.h"
 #include "sync/negsync.h"
 #include "sync/outbox.h"
+#include "sync/pager.h"
 #include "sync/subs.h"
 
 struct drelay;
@@ -51,18 +52,10 @@ struct drelay;
 struct step {
 	TAILQ_ENTRY(step)	 entry;
 	struct drelay		*dr;
-	struct pool_sub		*sub;
-	struct filter		 f;
+	struct pager		 pg;		/* the request and its page */
 	uint8_t			 pk[32];
 	char			 pkhex[65];
-	int64_t			 row_largest;	/* largest page of this row */
 	int64_t			 stalls;
-	unsigned		 resent;
-	uint64_t		 timer;
-	uint64_t		 last_ms;	/* monotonic, last sign of life */
-	struct drain_page	 page;		/* what was asked, the page so far */
-	bool			 failed;	/* the store refused an event */
-	uint64_t		 lost_at_start;	/* ingest's lost batches then */
 	struct negsync_step	*neg;		/* a NIP-77 step instead of a REQ */
 	bool			 is_neg;	/* a NIP-77 step (neg may be gone) */
 };
@@ -79,7 +72,7 @@ struct drelay {
 	int64_t			 largest_page;	/* cap seen on this relay */
 	size_t			 cap_limit;	/* after drops; 0: none */
 	unsigned		 ok_pages;	/* EOSEs since the last drop */
-	uint64_t		 pump_timer;
+	struct pager_pump	 pump;
 	uint64_t		 paused_until_ms;
 };
 TAILQ_HEAD(drelay_list, drelay);
@@ -122,6 +115,7 @@ struct picks {
 };
 
 static void	drelay_kick(struct drelay *, uint64_t delay_ms);
+static void	step_unlink(struct step *);
 
 static bool
 enabled(const struct drain *d)
@@ -189,15 +183,10 @@ step_finish(struct step *s)
 	struct drelay	*o;
 	bool		 neg = s->is_neg;
 
-	if (s->sub != NULL)
-		pool_sub_close(s->sub);
 	if (s->neg != NULL)
 		negsync_cancel(s->neg);
-	loop_timer_clear(dr->d->loop, &s->timer);
-	TAILQ_REMOVE(&dr->steps, s, entry);
-	dr->nsteps--;
-	dr->d->nsteps--;
-	filter_free(&s->f);
+	pager_free(&s->pg);
+	step_unlink(s);
 	free(s);
 	drelay_kick(dr, 0);
 	/* A NIP-77 slot freed: other relays may have waited for one. */
@@ -237,17 +226,21 @@ drelay_page_ok(struct drelay *dr)
 		dr->cap_limit = 0;
 }
 
-/* The pool sent the REQ again (reconnect, rate limit): count afresh. */
+/* The pool sent the REQ again (reconnect, rate limit): shed load. */
 static void
-step_check_resent(struct step *s)
+step_resent(void *arg)
 {
-	unsigned	r = pool_sub_resent(s->sub);
+	struct step	*s = arg;
 
-	if (r != s->resent) {
-		s->resent = r;
-		drain_page_reset(&s->page);
-		drelay_shed(s->dr);
-	}
+	drelay_shed(s->dr);
+}
+
+static bool
+step_match(void *arg, const struct ingest_info *info)
+{
+	const struct step	*s = arg;
+
+	return memcmp(info->pubkey, s->pk, 32) == 0;
 }
 
 /*
@@ -256,75 +249,24 @@ step_check_resent(struct step *s)
  * object before ingest may take it.
  */
 static bool
-peek_newer(const struct step *s, const struct relay_msg *msg)
+step_newer(void *arg, const struct relay_msg *msg)
 {
-	const cJSON	*pk, *ca;
+	const struct step	*s = arg;
+	const cJSON		*pk, *ca;
 
-	if (!s->page.started || msg->event == NULL)
+	if (msg->event == NULL)
 		return false;
 	pk = cJSON_GetObjectItemCaseSensitive(msg->event, "pubkey");
 	ca = cJSON_GetObjectItemCaseSensitive(msg->event, "created_at");
 	return cJSON_IsString(pk) && strcmp(pk->valuestring, s->pkhex) == 0 &&
-	    cJSON_IsNumber(ca) && ca->valuedouble > (double)s->page.until;
-}
-
-static void
-step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
-{
-	struct step		*s = arg;
-	struct drain		*d = s->dr->d;
-	struct ingest_info	 info;
-	enum ingest_result	 r;
-	bool			 newer;
-
-	step_check_resent(s);
-	s->last_ms = loop_now_ms(d->loop);
-	newer = peek_newer(s, msg);
-	r = ingest_event(d->ing, msg, &s->f, 1, INGEST_BACKFILL, s->dr->url,
-	    &info);
-	switch (r) {
-	case INGEST_NEW:
-	case INGEST_DUPLICATE:
-		if (d->follow != NULL)
-			follow_note(d->follow, r, &info);
-		if (memcmp(info.pubkey, s->pk, 32) != 0)
-			break;		/* another author's, already stored */
-		if (s->page.started && info.created_at > s->page.until)
-			s->page.newer++;
-		else
-			drain_page_add(&s->page, info.created_at,
-			    r == INGEST_NEW);
-		break;
-	case INGEST_INVALID:
-		pool_sub_note_invalid(sub);
-		break;
-	case INGEST_UNREQUESTED:
-		if (newer)
-			s->page.newer++;
-		break;
-	case INGEST_ERROR:
-		s->failed = true;
-		break;
-	default:
-		break;
-	}
-}
-
-static int64_t
-relay_max_limit(const struct drain *d, const char *url)
-{
-	struct pool_relay_info	info;
-
-	if (pool_relay_info_url(d->pool, url, &info) == 0)
-		return info.max_limit;
-	return 0;
+	    cJSON_IsNumber(ca) && ca->valuedouble > (double)s->pg.page.until;
 }
 
 /* Log what a verdict says about the relay's behaviour. */
 static void
 verdict_log(const struct step *s, const struct drain_verdict *v)
 {
-	const struct drain_page	*p = &s->page;
+	const struct drain_page	*p = &s->pg.page;
 
 	if (v->ignores_until)
 		log_info("drain: %s ignores until (author %.16s, %lld newer "
@@ -340,65 +282,50 @@ verdict_log(const struct step *s, const struct drain_verdict *v)
 }
 
 /*
- * EOSE of a whole page: decide where the cursor goes and write it inside
- * ingest's open batch, together with the page's events. 0 or -1.
+ * EOSE of a whole page (inside ingest's open batch, with the page's
+ * events): the cursor row goes where the verdict says. 0 or -1.
  */
 static int
-page_commit(struct step *s)
+step_commit(void *arg, struct drain_verdict *v)
 {
+	struct step		*s = arg;
 	struct drelay		*dr = s->dr;
 	struct store		*st = dr->d->st;
-	struct drain_page	*p = &s->page;
-	struct drain_verdict	 v;
+	const struct drain_page	*p = &s->pg.page;
 	int64_t			 now = clock_wall_s();
 
-	p->cap_seen = dr->largest_page > s->row_largest ? dr->largest_page :
-	    s->row_largest;
-	p->max_limit = relay_max_limit(dr->d, dr->url);
-	drain_page_verdict(p, &v);
-	verdict_log(s, &v);
-	/* Only events inside the filter prove a page size: newer ones may be
-	 * a hostile relay's unrequested extras. A relay ignoring until shows
-	 * its cap on first pages, where every event is inside. */
-	if (p->received > dr->largest_page)
-		dr->largest_page = p->received;
-	if (ingest_tx(dr->d->ing) == -1 ||
-	    store_cursor_page(st, s->pk, dr->url, v.until, p->received,
+	verdict_log(s, v);
+	if (store_cursor_page(st, s->pk, dr->url, v->until, p->received,
 	    p->fresh, now) == -1)
 		return -1;
-	switch (v.next) {
+	switch (v->next) {
 	case DRAIN_NEXT_COMPLETE:
 		return store_cursor_complete(st, s->pk, dr->url, now);
 	case DRAIN_NEXT_INCOMPLETE:
-		return store_cursor_incomplete(st, s->pk, dr->url, v.why, NULL,
-		    v.gap_since, now);
+		return store_cursor_incomplete(st, s->pk, dr->url, v->why,
+		    NULL, v->gap_since, now);
 	default:
-		return v.gap ? store_cursor_gap(st, s->pk, dr->url,
-		    v.gap_since, now) : 0;
+		return v->gap ? store_cursor_gap(st, s->pk, dr->url,
+		    v->gap_since, now) : 0;
 	}
 }
 
+/* One page a step: whether it was recorded or not, the step ends. */
 static void
-step_on_eose(struct pool_sub *sub, void *arg)
+step_eose(void *arg, int committed)
 {
 	struct step	*s = arg;
 
-	(void)sub;
-	step_check_resent(s);
-	/* A batch lost since the step began may have held this page's first
-	 * events: the cursor must not move past them. */
-	if (ingest_stats(s->dr->d->ing)->lost_batches != s->lost_at_start)
-		s->failed = true;
-	if (s->failed || page_commit(s) == -1) {
+	if (committed == -1) {
 		log_warnx("drain: %s: page of author %.16s not recorded; it "
 		    "will be asked again", s->dr->url, s->pkhex);
 		s->dr->paused_until_ms = loop_now_ms(s->dr->d->loop) +
 		    DRAIN_RETRY_MS;
 	} else {
 		drelay_page_ok(s->dr);
-		if (s->page.fresh > 0)
+		if (s->pg.page.fresh > 0)
 			(void)store_follow_add_fetched(s->dr->d->st, s->pk,
-			    s->page.fresh);
+			    s->pg.page.fresh);
 	}
 	step_finish(s);
 }
@@ -424,58 +351,63 @@ step_stall(struct step *s, const char *why)
 	/* A gap found earlier stays recorded for when the row is retried. */
 	(void)store_cursor_incomplete(st, s->pk, dr->url,
 	    STORE_CURSOR_WHY_NOANSWER, why,
-	    s->page.has_gap ? s->page.gap_since : -1, now);
+	    s->pg.page.has_gap ? s->pg.page.gap_since : -1, now);
 }
 
+/* Closed, silent, or its relay down past the grace: a stall. */
 static void
-step_on_closed(struct pool_sub *sub, enum relay_reason reason,
-    const char *message, void *arg)
+step_fail(void *arg, enum pager_fail how, const char *why)
 {
 	struct step	*s = arg;
 
-	(void)sub;
-	(void)reason;
-	s->sub = NULL;		/* the handle dies with this callback */
-	step_stall(s, message != NULL && message[0] != '\0' ? message :
-	    "request closed");
+	step_stall(s, how == PAGER_UNREACHABLE ? "no EOSE in time" : why);
 	step_finish(s);
+}
+
+static const struct pager_hooks step_hooks = {
+	.match = step_match,
+	.newer = step_newer,
+	.commit = step_commit,
+	.eose = step_eose,
+	.fail = step_fail,
+	.resent = step_resent,
+};
+
+static struct step *
+step_new(struct drelay *dr, const struct pick *p)
+{
+	struct drain		*d = dr->d;
+	struct step		*s;
+	struct pager_deps	 deps = {
+		.loop = d->loop, .pool = d->pool, .ing = d->ing,
+		.follow = d->follow, .source = INGEST_BACKFILL,
+		.timeout_ms = DRAIN_STEP_TIMEOUT_MS,
+	};
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	s->dr = dr;
+	memcpy(s->pk, p->pk, 32);
+	hex_encode(s->pk, 32, s->pkhex, sizeof(s->pkhex));
+	s->stalls = p->stalls;
+	pager_init(&s->pg, &deps, dr->url, &dr->largest_page, &step_hooks, s);
+	return s;
 }
 
 static void
-step_timeout(struct loop *l, void *arg)
+step_link(struct step *s)
 {
-	struct step		*s = arg;
-	struct pool_relay_info	 info;
-	uint64_t		 now = loop_now_ms(l), quiet = now - s->last_ms;
-
-	s->timer = 0;
-	if (quiet < DRAIN_STEP_TIMEOUT_MS) {
-		s->timer = loop_timer_add(l, DRAIN_STEP_TIMEOUT_MS - quiet,
-		    step_timeout, s);
-		return;
-	}
-	/* A relay that is down gets the REQ again from the pool when back. */
-	if (pool_relay_info_url(s->dr->d->pool, s->dr->url, &info) == 0 &&
-	    strcmp(info.state, "open") != 0 &&
-	    info.failures < DRAIN_GIVEUP_FAILURES) {
-		s->last_ms = now;
-		s->timer = loop_timer_add(l, DRAIN_STEP_TIMEOUT_MS,
-		    step_timeout, s);
-		return;
-	}
-	step_stall(s, "no EOSE in time");
-	step_finish(s);
+	TAILQ_INSERT_TAIL(&s->dr->steps, s, entry);
+	s->dr->nsteps++;
+	s->dr->d->nsteps++;
 }
 
-static const struct pool_sub_cbs step_cbs = {
-	step_on_event, step_on_eose, step_on_closed,
-};
-
-static int64_t
-step_limit(const struct drain *d, const char *url)
+static void
+step_unlink(struct step *s)
 {
-	return drain_page_limit(config_get_int(d->cfg, "backfill.page_size"),
-	    relay_max_limit(d, url));
+	TAILQ_REMOVE(&s->dr->steps, s, entry);
+	s->dr->nsteps--;
+	s->dr->d->nsteps--;
 }
 
 /*
@@ -519,23 +451,14 @@ step_start_neg(struct drelay *dr, const struct pick *p)
 	struct drain	*d = dr->d;
 	struct step	*s;
 
-	if (!negsync_can_start(d->ns, p->pk) ||
-	    (s = calloc(1, sizeof(*s))) == NULL)
+	if (!negsync_can_start(d->ns, p->pk) || (s = step_new(dr, p)) == NULL)
 		return 1;
-	s->dr = dr;
-	memcpy(s->pk, p->pk, 32);
-	hex_encode(s->pk, 32, s->pkhex, sizeof(s->pkhex));
-	s->stalls = p->stalls;
 	s->is_neg = true;
-	filter_init(&s->f);
-	TAILQ_INSERT_TAIL(&dr->steps, s, entry);
-	dr->nsteps++;
-	d->nsteps++;
+	step_link(s);
 	if ((s->neg = negsync_start(d->ns, p->pk, dr->url, step_neg_done,
 	    s)) == NULL) {
-		TAILQ_REMOVE(&dr->steps, s, entry);
-		dr->nsteps--;
-		d->nsteps--;
+		step_unlink(s);
+		pager_free(&s->pg);
 		free(s);
 		return 1;
 	}
@@ -547,46 +470,31 @@ step_start_neg(struct drelay *dr, const struct pick *p)
 static int
 step_start(struct drelay *dr, const struct pick *p)
 {
-	struct drain	*d = dr->d;
-	struct step	*s;
+	struct drain		*d = dr->d;
+	struct step		*s;
+	struct drain_page	*pg;
 
 	if (d->ns != NULL && negsync_wanted(d->ns, dr->url))
 		return step_start_neg(dr, p);
-	if ((s = calloc(1, sizeof(*s))) == NULL)
+	if ((s = step_new(dr, p)) == NULL)
 		return -1;
-	s->dr = dr;
-	memcpy(s->pk, p->pk, 32);
-	hex_encode(s->pk, 32, s->pkhex, sizeof(s->pkhex));
-	s->page.started = p->started;
-	s->page.until = p->started ? p->until : clock_wall_s();
-	s->page.has_gap = p->has_gap;
-	s->page.gap_since = p->gap_since;
-	s->page.limit = step_limit(d, dr->url);
-	s->row_largest = p->largest;
-	s->stalls = p->stalls;
-	s->lost_at_start = ingest_stats(d->ing)->lost_batches;
-	if (sync_filter_authors(&s->f, (const uint8_t (*)[32])s->pk, 1, NULL,
-	    0, -1) == -1) {
-		free(s);
-		return -1;
-	}
-	s->f.until = s->page.until;
-	s->f.limit = (uint64_t)s->page.limit;
-	s->f.has |= FILTER_HAS_UNTIL | FILTER_HAS_LIMIT;
-	s->sub = pool_sub_open(d->pool, dr->url, &s->f, 1, &step_cbs, s);
-	if (s->sub == NULL) {
-		filter_free(&s->f);
+	pg = &s->pg.page;
+	pg->started = p->started;
+	pg->until = p->started ? p->until : clock_wall_s();
+	pg->has_gap = p->has_gap;
+	pg->gap_since = p->gap_since;
+	pg->limit = pager_limit(&s->pg, config_get_int(d->cfg,
+	    "backfill.page_size"));
+	s->pg.row_largest = p->largest;
+	if (sync_filter_authors(&s->pg.f, (const uint8_t (*)[32])s->pk, 1,
+	    NULL, 0, -1) == -1 || pager_open(&s->pg) == -1) {
+		pager_free(&s->pg);
 		free(s);
 		return -1;
 	}
 	log_debug("drain: %s: step %s for %.16s until %lld", dr->url,
-	    pool_sub_id(s->sub), s->pkhex, (long long)s->page.until);
-	s->last_ms = loop_now_ms(d->loop);
-	s->timer = loop_timer_add(d->loop, DRAIN_STEP_TIMEOUT_MS, step_timeout,
-	    s);
-	TAILQ_INSERT_TAIL(&dr->steps, s, entry);
-	dr->nsteps++;
-	d->nsteps++;
+	    pool_sub_id(s->pg.sub), s->pkhex, (long long)pg->until);
+	step_link(s);
 	return 0;
 }
 
@@ -622,23 +530,12 @@ pick_cb(const struct store_cursor *c, void *arg)
 static size_t
 drelay_cap(const struct drelay *dr)
 {
-	struct pool_relay_info	info;
-	int64_t			cap, pcap, others;
+	int64_t	cap;
 
 	cap = config_get_int(dr->d->cfg, "backfill.max_subs_per_relay");
 	if (dr->cap_limit > 0 && (int64_t)dr->cap_limit < cap)
 		cap = (int64_t)dr->cap_limit;
-	if (pool_relay_info_url(dr->d->pool, dr->url, &info) == 0) {
-		pcap = info.max_subscriptions > 0 ? info.max_subscriptions :
-		    RELAY_MAX_SUBS_DEFAULT;
-		if (pcap > RELAY_MAX_SUBS_CEILING)
-			pcap = RELAY_MAX_SUBS_CEILING;
-		others = (int64_t)(info.subs_open + info.subs_queued) -
-		    (int64_t)dr->nsteps;
-		if (others > 0 && pcap - others < cap)
-			cap = pcap - others;
-	}
-	return cap < 1 ? 1 : (size_t)cap;
+	return pager_relay_cap(dr->d->pool, dr->url, cap, dr->nsteps);
 }
 
 /* Start steps for the next authors of this relay, round-robin. */
@@ -686,23 +583,16 @@ drelay_pump(struct drelay *dr)
 }
 
 static void
-drelay_pump_timer(struct loop *l, void *arg)
+drelay_pump_run(void *arg)
 {
-	struct drelay	*dr = arg;
-
-	(void)l;
-	dr->pump_timer = 0;
-	drelay_pump(dr);
+	drelay_pump(arg);
 }
 
 /* Pump from the loop (never inside a pool callback). */
 static void
 drelay_kick(struct drelay *dr, uint64_t delay_ms)
 {
-	if (dr->pump_timer != 0)
-		return;
-	dr->pump_timer = loop_timer_add(dr->d->loop, delay_ms,
-	    drelay_pump_timer, dr);
+	pager_kick(&dr->pump, delay_ms);
 }
 
 static struct drelay *
@@ -723,6 +613,7 @@ drelay_get(struct drain *d, const char *url, enum relay_role role)
 	}
 	dr->d = d;
 	TAILQ_INIT(&dr->steps);
+	pager_pump_init(&dr->pump, d->loop, drelay_pump_run, dr);
 	TAILQ_INSERT_TAIL(&d->relays, dr, entry);
 	return dr;
 }
@@ -733,16 +624,13 @@ drelay_free(struct drelay *dr)
 	struct step	*s;
 
 	while ((s = TAILQ_FIRST(&dr->steps)) != NULL) {
-		if (s->sub != NULL)
-			pool_sub_close(s->sub);
 		if (s->neg != NULL)
 			negsync_cancel(s->neg);
-		loop_timer_clear(dr->d->loop, &s->timer);
+		pager_free(&s->pg);
 		TAILQ_REMOVE(&dr->steps, s, entry);
-		filter_free(&s->f);
 		free(s);
 	}
-	loop_timer_clear(dr->d->loop, &dr->pump_timer);
+	pager_pump_clear(&dr->pump);
 	free(dr->url);
 	free(dr);
 }
@@ -1046,7 +934,7 @@ drain_idle(struct drain *d)
 	if (d->nsteps > 0 || !d->synced)
 		return false;
 	TAILQ_FOREACH(dr, &d->relays, entry)
-		if (dr->pump_timer != 0)
+		if (pager_pump_armed(&dr->pump))
 			return false;
 	return store_cursors_any_draining(d->st) == 0;
 }

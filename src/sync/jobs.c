@@ -51,6 +51,7 @@
 #include "sync/ingest.h"
 #include "sync/job_spec.h"
 #include "sync/jobs.h"
+#include "sync/pager.h"
 #include "sync/subs.h"
 
 #define JOBS_DUE_PER_TICK	8	/* scheduled jobs planned again per tick */
@@ -61,15 +62,9 @@ struct jstep {
 	TAILQ_ENTRY(jstep)	 entry;
 	struct jrelay		*jr;
 	struct store_job_batch	 b;
-	struct pool_sub		*sub;
-	struct filter		 f;		/* asked; until and limit per page */
-	struct drain_page	 page;
+	struct pager		 pg;		/* the request and its page */
 	int64_t			 fetched;	/* the batch's events so far */
-	uint64_t		 timer;		/* timeout, or the next page */
-	uint64_t		 last_ms;	/* monotonic, last sign of life */
-	unsigned		 resent;
-	bool			 failed;	/* the store refused an event */
-	uint64_t		 lost_at_start;	/* ingest's lost batches then */
+	enum drain_next		 next;		/* the last committed verdict */
 };
 TAILQ_HEAD(jstep_list, jstep);
 
@@ -80,7 +75,7 @@ struct jrelay {
 	struct jstep_list	 steps;
 	size_t			 nsteps;
 	int64_t			 largest_page;	/* cap seen on this relay */
-	uint64_t		 pump_timer;
+	struct pager_pump	 pump;
 };
 TAILQ_HEAD(jrelay_list, jrelay);
 
@@ -107,7 +102,6 @@ struct jobs {
 
 static void	jrelay_kick(struct jrelay *, uint64_t delay_ms);
 static void	check_soon(struct jobs *);
-static void	step_send(struct jstep *);
 
 static int64_t
 wall_ms(void)
@@ -637,30 +631,16 @@ bad:
 
 /* ---- steps --------------------------------------------------------------- */
 
-static const struct pool_sub_cbs step_cbs;
-
-static int64_t
-relay_max_limit(const struct jobs *j, const char *url)
-{
-	struct pool_relay_info	info;
-
-	return pool_relay_info_url(j->pool, url, &info) == 0 ?
-	    info.max_limit : 0;
-}
-
 /* Close the request (if open) and forget the step; its row is as left. */
 static void
 step_free(struct jstep *s)
 {
 	struct jrelay	*jr = s->jr;
 
-	if (s->sub != NULL)
-		pool_sub_close(s->sub);
-	loop_timer_clear(jr->j->loop, &s->timer);
+	pager_free(&s->pg);
 	TAILQ_REMOVE(&jr->steps, s, entry);
 	jr->nsteps--;
 	jr->j->nsteps--;
-	filter_free(&s->f);
 	free(s);
 }
 
@@ -752,7 +732,7 @@ kind_asked(const struct filter *f, int64_t kind)
 static bool
 batch_match(const struct jstep *s, const struct ingest_info *info)
 {
-	const struct filter	*f = &s->f;
+	const struct filter	*f = &s->pg.f;
 
 	if (!kind_asked(f, info->kind))
 		return false;
@@ -763,6 +743,12 @@ batch_match(const struct jstep *s, const struct ingest_info *info)
 		return false;
 	return !(f->has & FILTER_HAS_IDS) || sorted_has(
 	    (const uint8_t (*)[32])f->ids, f->nids, info->id);
+}
+
+static bool
+step_match(void *arg, const struct ingest_info *info)
+{
+	return batch_match(arg, info);
 }
 
 /* A 64-hex member of the raw event into out; false if absent or bad. */
@@ -781,14 +767,15 @@ raw_key(const cJSON *ev, const char *name, uint8_t out[32])
  * from the raw object before ingest may take it; tags are not looked at.
  */
 static bool
-peek_newer(const struct jstep *s, const struct relay_msg *msg)
+step_newer(void *arg, const struct relay_msg *msg)
 {
+	const struct jstep	*s = arg;
 	struct ingest_info	 info;
 	int64_t			 ca, kind;
 
 	if (msg->event == NULL ||
 	    json_int(cJSON_GetObjectItemCaseSensitive(msg->event, "created_at"),
-	    0, INT64_MAX / 2, &ca) == -1 || ca <= s->page.until ||
+	    0, INT64_MAX / 2, &ca) == -1 || ca <= s->pg.page.until ||
 	    json_int(cJSON_GetObjectItemCaseSensitive(msg->event, "kind"), 0,
 	    65535, &kind) == -1 || !raw_key(msg->event, "pubkey", info.pubkey) ||
 	    !raw_key(msg->event, "id", info.id))
@@ -796,59 +783,6 @@ peek_newer(const struct jstep *s, const struct relay_msg *msg)
 	info.created_at = ca;
 	info.kind = (uint32_t)kind;
 	return batch_match(s, &info);
-}
-
-/* The pool sent the REQ again (reconnect, rate limit): count afresh. */
-static void
-step_check_resent(struct jstep *s)
-{
-	unsigned	r = pool_sub_resent(s->sub);
-
-	if (r != s->resent) {
-		s->resent = r;
-		drain_page_reset(&s->page);
-	}
-}
-
-static void
-step_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
-{
-	struct jstep		*s = arg;
-	struct jobs		*j = s->jr->j;
-	struct ingest_info	 info;
-	enum ingest_result	 r;
-	bool			 newer;
-
-	step_check_resent(s);
-	s->last_ms = loop_now_ms(j->loop);
-	newer = peek_newer(s, msg);
-	r = ingest_event(j->ing, msg, &s->f, 1, INGEST_JOB, s->jr->url, &info);
-	switch (r) {
-	case INGEST_NEW:
-	case INGEST_DUPLICATE:
-		if (j->follow != NULL)
-			follow_note(j->follow, r, &info);
-		if (!batch_match(s, &info))
-			break;
-		if (info.created_at > s->page.until)
-			s->page.newer++;
-		else
-			drain_page_add(&s->page, info.created_at,
-			    r == INGEST_NEW);
-		break;
-	case INGEST_INVALID:
-		pool_sub_note_invalid(sub);
-		break;
-	case INGEST_UNREQUESTED:
-		if (newer)
-			s->page.newer++;
-		break;
-	case INGEST_ERROR:
-		s->failed = true;
-		break;
-	default:
-		break;
-	}
 }
 
 /* The words of an incomplete verdict, with the second of its gap. */
@@ -863,184 +797,109 @@ verdict_reason(const struct drain_verdict *v, char *out, size_t len)
 }
 
 /*
- * EOSE of a whole page: the verdict, written in ingest's open batch with
- * the page's events. The verdict's next into *next. 0 or -1.
+ * The limit of the next page: backfill.page_size under the relay's
+ * max_limit, and no more than the events a user limit still wants.
+ */
+static void
+step_limit(struct jstep *s)
+{
+	struct jobs	*j = s->jr->j;
+	int64_t		 limit, left;
+
+	limit = pager_limit(&s->pg, config_get_int(j->cfg,
+	    "backfill.page_size"));
+	left = j->user_limit - s->fetched;
+	if (j->user_limit > 0 && left < limit)
+		limit = left > 0 ? left : 1;
+	s->pg.page.limit = limit;
+}
+
+/*
+ * EOSE of a whole page, inside ingest's open batch with the page's
+ * events: the batch row gets the verdict. 0 or -1.
  */
 static int
-page_commit(struct jstep *s, enum drain_next *next)
+step_commit(void *arg, struct drain_verdict *v)
 {
+	struct jstep		*s = arg;
 	struct jobs		*j = s->jr->j;
-	struct drain_page	*p = &s->page;
-	struct drain_verdict	 v;
+	struct drain_page	*p = &s->pg.page;
 	char			 reason[JOBS_REASON_MAX + 1];
 
-	p->cap_seen = s->jr->largest_page > s->b.largest_page ?
-	    s->jr->largest_page : s->b.largest_page;
-	p->max_limit = relay_max_limit(j, s->jr->url);
-	drain_page_verdict(p, &v);
-	if (v.ignores_until || v.gap)
+	if (v->ignores_until || v->gap)
 		log_info("jobs: job %lld batch %lld on %s: %s", (long long)
 		    s->b.job_id, (long long)s->b.index, s->jr->url,
-		    v.ignores_until ? "the relay ignores until" :
+		    v->ignores_until ? "the relay ignores until" :
 		    "a second fills a page: stepping past it");
-	if (p->received > s->jr->largest_page)
-		s->jr->largest_page = p->received;
-	if (ingest_tx(j->ing) == -1 || store_job_batch_page(j->st, s->b.id,
-	    s->b.job_id, v.until, p->received, p->fresh) == -1)
+	if (store_job_batch_page(j->st, s->b.id, s->b.job_id, v->until,
+	    p->received, p->fresh) == -1)
 		return -1;
 	s->fetched += p->received;
-	if (p->received > s->b.largest_page)
-		s->b.largest_page = p->received;
 	if (j->user_limit > 0 && s->fetched >= j->user_limit &&
-	    v.next == DRAIN_NEXT_PAGE)
-		v.next = DRAIN_NEXT_COMPLETE;	/* the newest `limit` came */
+	    v->next == DRAIN_NEXT_PAGE)
+		v->next = DRAIN_NEXT_COMPLETE;	/* the newest `limit` came */
 	/* Every id asked came in this one page (ids are unique): whatever
 	 * the relay does with until, it has nothing more for the batch. */
-	if ((s->f.has & FILTER_HAS_IDS) && !p->has_gap &&
-	    p->received + p->newer >= (int64_t)s->f.nids)
-		v.next = DRAIN_NEXT_COMPLETE;
-	*next = v.next;
-	switch (v.next) {
+	if ((s->pg.f.has & FILTER_HAS_IDS) && !p->has_gap &&
+	    p->received + p->newer >= (int64_t)s->pg.f.nids)
+		v->next = DRAIN_NEXT_COMPLETE;
+	s->next = v->next;
+	switch (v->next) {
 	case DRAIN_NEXT_COMPLETE:
 		return store_job_batch_end(j->st, s->b.id, s->b.job_id,
 		    STORE_JOB_COMPLETE, STORE_CURSOR_WHY_NONE, NULL, -1,
 		    clock_wall_s());
 	case DRAIN_NEXT_INCOMPLETE:
-		verdict_reason(&v, reason, sizeof(reason));
+		verdict_reason(v, reason, sizeof(reason));
 		log_info("jobs: job %lld batch %lld on %s incomplete: %s",
 		    (long long)s->b.job_id, (long long)s->b.index, s->jr->url,
 		    reason);
 		return store_job_batch_end(j->st, s->b.id, s->b.job_id,
-		    STORE_JOB_INCOMPLETE, v.why, reason, v.gap_since,
+		    STORE_JOB_INCOMPLETE, v->why, reason, v->gap_since,
 		    clock_wall_s());
 	default:
-		if (v.gap) {
+		if (v->gap) {
 			p->has_gap = true;
-			p->gap_since = v.gap_since;
+			p->gap_since = v->gap_since;
 			if (store_job_batch_gap(j->st, s->b.id,
-			    v.gap_since) == -1)
+			    v->gap_since) == -1)
 				return -1;
 		}
-		p->until = v.until;
+		p->until = v->until;
+		step_limit(s);
 		return 0;
 	}
 }
 
-/* The next page of the batch, from the loop. */
+/* A page was committed (or not): the batch ends, or its next page. */
 static void
-step_next_page(struct loop *l, void *arg)
+step_eose(void *arg, int committed)
 {
 	struct jstep	*s = arg;
 
-	(void)l;
-	s->timer = 0;
-	step_send(s);
-}
-
-static void
-step_on_eose(struct pool_sub *sub, void *arg)
-{
-	struct jstep	*s = arg;
-	struct jobs	*j = s->jr->j;
-	enum drain_next	 next = DRAIN_NEXT_PAGE;
-
-	(void)sub;
-	step_check_resent(s);
-	/* A batch lost since the page began may have held its first events:
-	 * the cursor must not move past them. */
-	if (ingest_stats(j->ing)->lost_batches != s->lost_at_start)
-		s->failed = true;
-	if (s->failed || page_commit(s, &next) == -1) {
+	if (committed == -1)
 		step_fail(s, "a page was not recorded (the store failed)");
-		return;
-	}
-	if (next != DRAIN_NEXT_PAGE) {
+	else if (s->next != DRAIN_NEXT_PAGE)
 		step_finish(s);
-		return;
-	}
-	pool_sub_close(s->sub);
-	s->sub = NULL;
-	loop_timer_clear(j->loop, &s->timer);
-	s->timer = loop_timer_add(j->loop, 0, step_next_page, s);
+	else
+		pager_next(&s->pg);
 }
 
+/* Closed, silent, unreachable, or not asked: an attempt failed. */
 static void
-step_on_closed(struct pool_sub *sub, enum relay_reason reason,
-    const char *message, void *arg)
+step_on_fail(void *arg, enum pager_fail how, const char *why)
 {
-	struct jstep	*s = arg;
-
-	(void)sub;
-	(void)reason;
-	s->sub = NULL;		/* the handle dies with this callback */
-	step_fail(s, message != NULL && message[0] != '\0' ? message :
-	    "request closed");
+	(void)how;
+	step_fail(arg, why);
 }
 
-static void
-step_timeout(struct loop *l, void *arg)
-{
-	struct jstep		*s = arg;
-	struct pool_relay_info	 info;
-	uint64_t		 now = loop_now_ms(l), quiet = now - s->last_ms;
-	char			 why[RELAY_REASON_MAX + 32];
-
-	s->timer = 0;
-	if (quiet < JOBS_STEP_TIMEOUT_MS) {
-		s->timer = loop_timer_add(l, JOBS_STEP_TIMEOUT_MS - quiet,
-		    step_timeout, s);
-		return;
-	}
-	/* A relay that is down gets the REQ again from the pool when back. */
-	if (pool_relay_info_url(s->jr->j->pool, s->jr->url, &info) == 0 &&
-	    strcmp(info.state, "open") != 0) {
-		if (info.failures < DRAIN_GIVEUP_FAILURES) {
-			s->last_ms = now;
-			s->timer = loop_timer_add(l, JOBS_STEP_TIMEOUT_MS,
-			    step_timeout, s);
-			return;
-		}
-		snprintf(why, sizeof(why), "relay unreachable: %s",
-		    info.last_error[0] ? info.last_error : info.state);
-		step_fail(s, why);
-		return;
-	}
-	step_fail(s, "no EOSE in time");
-}
-
-static const struct pool_sub_cbs step_cbs = {
-	step_on_event, step_on_eose, step_on_closed,
+static const struct pager_hooks step_hooks = {
+	.match = step_match,
+	.newer = step_newer,
+	.commit = step_commit,
+	.eose = step_eose,
+	.fail = step_on_fail,
 };
-
-/* Send the page from s->page.until on. */
-static void
-step_send(struct jstep *s)
-{
-	struct jobs	*j = s->jr->j;
-	int64_t		 limit, left;
-
-	limit = drain_page_limit(config_get_int(j->cfg, "backfill.page_size"),
-	    relay_max_limit(j, s->jr->url));
-	left = j->user_limit - s->fetched;
-	if (j->user_limit > 0 && left < limit)
-		limit = left > 0 ? left : 1;
-	s->page.limit = limit;
-	s->f.until = s->page.until;
-	s->f.limit = (uint64_t)limit;
-	s->f.has |= FILTER_HAS_UNTIL | FILTER_HAS_LIMIT;
-	drain_page_reset(&s->page);
-	s->failed = false;
-	s->resent = 0;
-	s->lost_at_start = ingest_stats(j->ing)->lost_batches;
-	if ((s->sub = pool_sub_open(j->pool, s->jr->url, &s->f, 1, &step_cbs,
-	    s)) == NULL) {
-		step_fail(s, "cannot open a request");
-		return;
-	}
-	s->last_ms = loop_now_ms(j->loop);
-	s->timer = loop_timer_add(j->loop, JOBS_STEP_TIMEOUT_MS, step_timeout,
-	    s);
-}
 
 /*
  * The batch's filter: the job's shared one (since moved to the run's),
@@ -1055,13 +914,13 @@ step_filter(struct jstep *s)
 	int64_t		 n = s->b.item_hi - s->b.item_lo, i, k = 0;
 	char		 err[256];
 
-	if (filter_parse_text(&s->f, j->filter_json, strlen(j->filter_json),
+	if (filter_parse_text(&s->pg.f, j->filter_json, strlen(j->filter_json),
 	    err, sizeof(err)) == -1)
 		return -1;
-	s->f.has &= ~(unsigned)(FILTER_HAS_LIMIT | FILTER_HAS_UNTIL);
+	s->pg.f.has &= ~(unsigned)(FILTER_HAS_LIMIT | FILTER_HAS_UNTIL);
 	if (j->since >= 0) {
-		s->f.since = j->since;
-		s->f.has |= FILTER_HAS_SINCE;
+		s->pg.f.since = j->since;
+		s->pg.f.has |= FILTER_HAS_SINCE;
 	}
 	if (j->mode == STORE_JOB_MODE_NONE)
 		return 1;
@@ -1081,13 +940,13 @@ step_filter(struct jstep *s)
 		return 0;
 	}
 	if (j->mode == STORE_JOB_MODE_AUTHORS) {
-		s->f.authors = v;
-		s->f.nauthors = (size_t)k;
-		s->f.has |= FILTER_HAS_AUTHORS;
+		s->pg.f.authors = v;
+		s->pg.f.nauthors = (size_t)k;
+		s->pg.f.has |= FILTER_HAS_AUTHORS;
 	} else {
-		s->f.ids = v;
-		s->f.nids = (size_t)k;
-		s->f.has |= FILTER_HAS_IDS;
+		s->pg.f.ids = v;
+		s->pg.f.nids = (size_t)k;
+		s->pg.f.has |= FILTER_HAS_IDS;
 	}
 	return 1;
 }
@@ -1096,18 +955,24 @@ step_filter(struct jstep *s)
 static int
 step_start(struct jrelay *jr, const struct store_job_batch *b)
 {
-	struct jobs	*j = jr->j;
-	struct jstep	*s;
-	int		 rc;
+	struct jobs		*j = jr->j;
+	struct jstep		*s;
+	struct drain_page	*p;
+	int			 rc;
+	struct pager_deps	 deps = {
+		.loop = j->loop, .pool = j->pool, .ing = j->ing,
+		.follow = j->follow, .source = INGEST_JOB,
+		.timeout_ms = JOBS_STEP_TIMEOUT_MS,
+	};
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
 	s->jr = jr;
 	s->b = *b;
-	filter_init(&s->f);
+	pager_init(&s->pg, &deps, jr->url, &jr->largest_page, &step_hooks, s);
 	if ((rc = step_filter(s)) == -1 ||
 	    store_job_batch_start(j->st, b->id, clock_wall_s()) == -1) {
-		filter_free(&s->f);
+		pager_free(&s->pg);
 		free(s);
 		return -1;
 	}
@@ -1122,16 +987,21 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 		return 0;
 	}
 	s->fetched = b->events_fetched;
-	s->page.started = true;
-	s->page.until = b->started ? b->until_cursor : j->until;
-	s->page.has_gap = b->has_gap;
-	s->page.gap_since = b->gap_since;
+	s->pg.row_largest = b->largest_page;
+	p = &s->pg.page;
+	p->started = true;
+	p->until = b->started ? b->until_cursor : j->until;
+	p->has_gap = b->has_gap;
+	p->gap_since = b->gap_since;
 	log_debug("jobs: job %lld batch %lld on %s from %lld",
 	    (long long)b->job_id, (long long)b->index, jr->url,
-	    (long long)s->page.until);
-	step_send(s);
+	    (long long)p->until);
+	step_limit(s);
+	if (pager_open(&s->pg) == -1)
+		step_fail(s, "cannot open a request");
 	return 0;
 }
+
 
 /* ---- relays of the running job ------------------------------------------ */
 
@@ -1143,21 +1013,8 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 static size_t
 jrelay_cap(const struct jrelay *jr)
 {
-	struct pool_relay_info	info;
-	int64_t			cap, pcap, others;
-
-	cap = config_get_int(jr->j->cfg, "jobs.max_subs_per_relay");
-	if (pool_relay_info_url(jr->j->pool, jr->url, &info) == 0) {
-		pcap = info.max_subscriptions > 0 ? info.max_subscriptions :
-		    RELAY_MAX_SUBS_DEFAULT;
-		if (pcap > RELAY_MAX_SUBS_CEILING)
-			pcap = RELAY_MAX_SUBS_CEILING;
-		others = (int64_t)(info.subs_open + info.subs_queued) -
-		    (int64_t)jr->nsteps;
-		if (others > 0 && pcap - others < cap)
-			cap = pcap - others;
-	}
-	return cap < 1 ? 1 : (size_t)cap;
+	return pager_relay_cap(jr->j->pool, jr->url, config_get_int(jr->j->cfg,
+	    "jobs.max_subs_per_relay"), jr->nsteps);
 }
 
 struct due {
@@ -1199,23 +1056,16 @@ jrelay_pump(struct jrelay *jr)
 }
 
 static void
-jrelay_pump_timer(struct loop *l, void *arg)
+jrelay_pump_run(void *arg)
 {
-	struct jrelay	*jr = arg;
-
-	(void)l;
-	jr->pump_timer = 0;
-	jrelay_pump(jr);
+	jrelay_pump(arg);
 }
 
 /* Pump from the loop (never inside a pool callback). */
 static void
 jrelay_kick(struct jrelay *jr, uint64_t delay_ms)
 {
-	if (jr->pump_timer != 0)
-		return;
-	jr->pump_timer = loop_timer_add(jr->j->loop, delay_ms,
-	    jrelay_pump_timer, jr);
+	pager_kick(&jr->pump, delay_ms);
 }
 
 static int
@@ -1241,6 +1091,7 @@ jrelay_get(const char *url, void *arg)
 	}
 	jr->j = j;
 	TAILQ_INIT(&jr->steps);
+	pager_pump_init(&jr->pump, j->loop, jrelay_pump_run, jr);
 	/* The cap this relay has proven to earlier jobs and the drain: a
 	 * relay ignoring until that sends less has sent all it holds. */
 	if ((jr->largest_page = store_job_relay_largest(j->st, url)) < 0)
@@ -1267,7 +1118,7 @@ deactivate(struct jobs *j, bool release)
 				(void)store_job_batch_release(j->st, s->b.id);
 			step_free(s);
 		}
-		loop_timer_clear(j->loop, &jr->pump_timer);
+		pager_pump_clear(&jr->pump);
 		TAILQ_REMOVE(&j->relays, jr, entry);
 		free(jr->url);
 		free(jr);
