@@ -271,7 +271,9 @@
 
 /* NIP-77 sync of authors' histories (src/sync/negsync.c). */
 #define NEGSYNC_WINDOW_ITEMS		10000		/* the box's own items in one session (40 bytes each) */
-#define NEGSYNC_MAX_STEPS		2		/* author reconciliations at once, over every relay */
+#define NEGSYNC_MAX_STEPS		4		/* author reconciliations at once, over every relay */
+#define NEGSYNC_STEPS_PER_RELAY		2		/* ...of them on one relay: the other half waits for the others */
+#define NEGSYNC_WHY_MAX			160		/* bytes of the reason a relay is recorded as not reconciling */
 #define NEGSYNC_QUEUE_IDS		4096		/* ids waiting to be fetched, per step (32 bytes each) */
 #define NEGSYNC_FETCHES_PER_STEP	2		/* exact-id REQs of one step at once */
 #define NEGSYNC_FRAME_BYTES		32768		/* frame-size limit of our negentropy messages, bytes */

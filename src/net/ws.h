@@ -49,6 +49,7 @@ enum ws_state {
 #define WS_CODE_GOING_AWAY	1001
 #define WS_CODE_PROTOCOL	1002
 #define WS_CODE_ABNORMAL	1006	/* never sent: connection lost */
+#define WS_CODE_BAD_DATA	1007	/* text that is not UTF-8 */
 #define WS_CODE_POLICY		1008	/* the peer broke a rule of ours */
 #define WS_CODE_TOO_BIG		1009
 #define WS_CODE_TRY_AGAIN	1013	/* busy: come back later */

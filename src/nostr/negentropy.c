@@ -871,3 +871,16 @@ neg_window_next(const uint64_t *ts, size_t n, uint64_t since,
 	w->count = k;
 	return 1;
 }
+
+uint64_t
+neg_rounds_bound(uint64_t n, size_t frame_limit)
+{
+	uint64_t	depth = 1, m, frames = 0;
+
+	for (m = NEG_IDLIST_BELOW; m < n; m *= NEG_BUCKETS)
+		depth++;
+	if (frame_limit > NEG_FRAME_RESERVE_BYTES)
+		frames = n * (NEG_ID_BYTES + 8) / (frame_limit -
+		    NEG_FRAME_RESERVE_BYTES);
+	return 2 * (depth + 1) + frames;
+}

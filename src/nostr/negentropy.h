@@ -170,6 +170,19 @@ int	neg_fingerprint(const struct neg_storage *, size_t lo, size_t hi,
 	    uint8_t fp[NEG_FP_BYTES]);
 
 /*
+ * The round trips an honest reconciliation of n items in all (both sides'
+ * together) takes when this side's frames hold at most frame_limit bytes
+ * (0: none), before the peer's own full frames: a mismatching range is
+ * split into NEG_BUCKETS until ranges of fewer than NEG_IDLIST_BELOW
+ * items go as id lists (the tree's depth, one round trip per level, twice
+ * over for ranges reported again), plus one round trip per frame this
+ * side fills with ids. A peer whose frames are limited needs one more per
+ * frame it fills, at least NEG_FRAME_MIN_BYTES - NEG_FRAME_RESERVE_BYTES
+ * bytes each: the caller adds those from the bytes it received.
+ */
+uint64_t	neg_rounds_bound(uint64_t n, size_t frame_limit);
+
+/*
  * Varints (base-128, most significant digit first). neg_varint_put
  * appends v to out: 0, or -1 if it does not fit. neg_varint_get decodes
  * one from p[0..len) into *v and returns the bytes it used, or -1 if the

@@ -73,6 +73,9 @@ enum pool_neg_end {
 	POOL_NEG_END_NOTICE,	/* a NOTICE refusing NEG-OPEN: "notice: <text>" */
 	POOL_NEG_END_BAD_MSG,	/* a NEG-MSG not hex or too long: "bad NEG-MSG: ..." */
 	POOL_NEG_END_LOST,	/* the connection was lost: "connection lost" */
+	POOL_NEG_END_VIOLATION,	/* the connection was closed for the relay's
+				   protocol violation (a message too big, a
+				   bad frame): the close, as in last_error */
 };
 
 /*
@@ -107,6 +110,7 @@ struct relay_counters {
 	uint64_t	auth;		/* AUTH sent */
 	uint64_t	invalid;	/* bad frames and events ingest refused */
 	uint64_t	dropped;	/* EVENTs for no known subscription */
+	uint64_t	unrequested;	/* events no filter of their subscription asked for */
 	uint64_t	neg_opens;	/* NEG-OPENs sent */
 	uint64_t	neg_msgs_in;	/* NEG-MSGs received */
 	uint64_t	neg_msgs_out;	/* NEG-MSGs sent */

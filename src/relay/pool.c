@@ -222,6 +222,15 @@ pool_relay_remove(struct pool *pool, const char *url)
 }
 
 void
+pool_relay_note_error(struct pool *pool, const char *url, const char *why)
+{
+	struct relay	*r;
+
+	if ((r = pool_relay_find(pool, url)) != NULL)
+		relay_note_error(r, why);
+}
+
+void
 pool_relay_retire(struct pool *pool, const char *url, const char *why)
 {
 	struct relay	*r;
@@ -368,6 +377,12 @@ void
 pool_sub_note_invalid(struct pool_sub *s)
 {
 	relay_note_invalid(s->relay);
+}
+
+void
+pool_sub_note_unrequested(struct pool_sub *s)
+{
+	relay_note_unrequested(s->relay);
 }
 
 /* The "id" of event JSON text into id. 0 or -1. */
@@ -606,6 +621,7 @@ pool_info_fill(const struct relay *r, struct pool_relay_info *info)
 	info->auth = r->stats.auth;
 	info->invalid = r->stats.invalid;
 	info->dropped = r->stats.dropped;
+	info->unrequested = r->stats.unrequested;
 	info->neg_opens = r->stats.neg_opens;
 	info->neg_msgs_in = r->stats.neg_msgs_in;
 	info->neg_msgs_out = r->stats.neg_msgs_out;

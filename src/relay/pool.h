@@ -141,7 +141,7 @@ struct pool_relay_info {
 	size_t		 subs_open;
 	size_t		 subs_queued;
 	uint64_t	 events, bytes_in, reqs, eose, notices, closed, auth,
-			 invalid, dropped;
+			 invalid, dropped, unrequested;
 	uint64_t	 neg_opens, neg_msgs_in, neg_msgs_out, neg_errs;
 	uint64_t	 cut_invalid;	/* connections cut for invalid input */
 	int64_t		 max_limit;	/* NIP-11, 0 when unknown */
@@ -174,6 +174,12 @@ void		 pool_relay_remove(struct pool *, const char *url);
  * Not from inside a callback of that relay.
  */
 void		 pool_relay_retire(struct pool *, const char *url,
+		    const char *why);
+/*
+ * Record why as url's last_error (a planner's verdict on what the relay
+ * sent, e.g. a NIP-77 session past its budget); the state is unchanged.
+ */
+void		 pool_relay_note_error(struct pool *, const char *url,
 		    const char *why);
 
 /*
@@ -248,6 +254,12 @@ void		 pool_set_backoff_cap(struct pool *, uint32_t cap_ms);
  * the sub's callbacks.
  */
 void		 pool_sub_note_invalid(struct pool_sub *);
+/*
+ * The same for an event no filter of s asked for (INGEST_UNREQUESTED, not
+ * merely outside its since/until): counted as unrequested, and toward the
+ * cut like invalid input.
+ */
+void		 pool_sub_note_unrequested(struct pool_sub *);
 /*
  * Hand the observer every relay's news now (as the hook would). 0 when
  * recorded or nothing was new, -1 when the observer asked to wait.

@@ -65,6 +65,13 @@ relay_error(struct relay *r, const char *what, const char *detail)
 }
 
 void
+relay_note_error(struct relay *r, const char *why)
+{
+	snprintf(r->last_error, sizeof(r->last_error), "%s", why);
+	r->last_error_at = clock_wall_s();
+}
+
+void
 relay_set_state(struct relay *r, enum relay_state s, const char *error)
 {
 	enum relay_state	from;
@@ -442,7 +449,8 @@ relay_retry_timer(struct loop *l, void *arg)
  * last, once the relay is in backoff, so what their owners open queues.
  */
 static void
-relay_lose(struct relay *r, const char *why, uint64_t floor_ms)
+relay_lose(struct relay *r, const char *why, uint64_t floor_ms,
+    enum pool_neg_end negwhy)
 {
 	struct pool_sub		*s;
 	struct relay_pub	*p;
@@ -473,13 +481,34 @@ relay_lose(struct relay *r, const char *why, uint64_t floor_ms)
 	relay_set_state(r, RELAY_BACKOFF, why);
 	r->retry_timer = loop_timer_add(r->loop, delay,
 	    relay_retry_timer, r);
-	relay_neg_tell(r, POOL_NEG_END_LOST, "connection lost");
+	relay_neg_tell(r, negwhy, negwhy == POOL_NEG_END_LOST ?
+	    "connection lost" : why);
 }
 
 static void
 relay_lost(struct relay *r, const char *why)
 {
-	relay_lose(r, why, 0);
+	relay_lose(r, why, 0, POOL_NEG_END_LOST);
+}
+
+/*
+ * Strikes of a relay cut off or closed for breaking the protocol, for the
+ * least delay before it is dialled again: base_ms doubled per strike,
+ * forgiven after RELAY_INVALID_FORGIVE_MS without one. A successful open
+ * resets the failures, so without this a relay that misbehaves right
+ * after each open would be dialled again at the first delay forever.
+ */
+static uint64_t
+relay_strike(struct relay *r, uint64_t base_ms)
+{
+	uint64_t	now = relay_now(r);
+
+	if (r->cut_strikes > 0 && now - r->last_cut_ms >=
+	    RELAY_INVALID_FORGIVE_MS)
+		r->cut_strikes = 0;
+	r->cut_strikes++;
+	r->last_cut_ms = now;
+	return backoff_ms(base_ms, r->cut_strikes - 1, relay_backoff_cap(r));
 }
 
 /* Start a new invalid-input window when the current one is over. */
@@ -490,6 +519,7 @@ relay_window(struct relay *r, uint64_t now)
 	    now - r->inv_window_ms >= RELAY_INVALID_WINDOW_MS) {
 		r->inv_window_ms = now;
 		r->inv_count = 0;
+		r->unreq_count = 0;
 		r->inv_msgs = 0;
 	}
 }
@@ -504,37 +534,53 @@ static void
 relay_cut(struct relay *r)
 {
 	static struct log_rl	 rl;
-	uint64_t		 now = relay_now(r);
+	uint64_t		 floor_ms = relay_strike(r,
+				    RELAY_INVALID_BACKOFF_MS);
 	char			 why[RELAY_REASON_MAX];
 
-	if (r->cut_strikes > 0 && now - r->last_cut_ms >=
-	    RELAY_INVALID_FORGIVE_MS)
-		r->cut_strikes = 0;
-	r->cut_strikes++;
 	r->cut_invalid++;
-	r->last_cut_ms = now;
-	snprintf(why, sizeof(why), "cut off: %u invalid events or frames of "
-	    "%u messages in %u s", r->inv_count, r->inv_msgs,
-	    RELAY_INVALID_WINDOW_MS / 1000);
+	if (r->unreq_count * 2 > r->inv_count)
+		snprintf(why, sizeof(why), "cut off: %u events nobody asked "
+		    "for (unrequested) and %u invalid of %u messages in %u s",
+		    r->unreq_count, r->inv_count - r->unreq_count, r->inv_msgs,
+		    RELAY_INVALID_WINDOW_MS / 1000);
+	else
+		snprintf(why, sizeof(why), "cut off: %u invalid events or "
+		    "frames of %u messages in %u s", r->inv_count, r->inv_msgs,
+		    RELAY_INVALID_WINDOW_MS / 1000);
 	log_rl(&rl, LOG_LEVEL_WARN, "relay %s: %s (cut %u)", r->url, why,
 	    r->cut_strikes);
 	r->inv_window_ms = 0;
 	if (r->ws != NULL)
 		ws_close(r->ws, WS_CODE_POLICY, "too many invalid events");
-	relay_lose(r, why, backoff_ms(RELAY_INVALID_BACKOFF_MS,
-	    r->cut_strikes - 1, relay_backoff_cap(r)));
+	relay_lose(r, why, floor_ms, POOL_NEG_END_LOST);
+}
+
+/* One more bad event or frame in the window; cut when there are enough. */
+static void
+relay_note_bad(struct relay *r, bool unrequested)
+{
+	if (r->state != RELAY_OPEN || r->ws == NULL)
+		return;
+	relay_window(r, relay_now(r));
+	r->unreq_count += unrequested;
+	if (++r->inv_count >= RELAY_INVALID_CUT && (uint64_t)r->inv_count *
+	    100 >= (uint64_t)r->inv_msgs * RELAY_INVALID_CUT_SHARE_PCT)
+		relay_cut(r);
 }
 
 void
 relay_note_invalid(struct relay *r)
 {
 	r->stats.invalid++;
-	if (r->state != RELAY_OPEN || r->ws == NULL)
-		return;
-	relay_window(r, relay_now(r));
-	if (++r->inv_count >= RELAY_INVALID_CUT && (uint64_t)r->inv_count *
-	    100 >= (uint64_t)r->inv_msgs * RELAY_INVALID_CUT_SHARE_PCT)
-		relay_cut(r);
+	relay_note_bad(r, false);
+}
+
+void
+relay_note_unrequested(struct relay *r)
+{
+	r->stats.unrequested++;
+	relay_note_bad(r, true);
 }
 
 static void
@@ -940,6 +986,17 @@ relay_on_close(struct ws_conn *ws, int code, const char *reason, void *arg)
 	(void)ws;
 	snprintf(why, sizeof(why), "connection closed (%d%s%.120s)", code,
 	    reason[0] ? ": " : "", reason);
+	/* A message too big, or a frame or text the WebSocket refused. */
+	if (code == WS_CODE_TOO_BIG || code == WS_CODE_PROTOCOL ||
+	    code == WS_CODE_BAD_DATA) {
+		relay_lose(r, why, relay_strike(r, r->conf->backoff_base_ms ?
+		    r->conf->backoff_base_ms : RELAY_BACKOFF_BASE_MS),
+		    POOL_NEG_END_VIOLATION);
+		log_warnx("relay %s: %s: a protocol violation, dialled again "
+		    "in %llu s (strike %u)", r->url, why, (unsigned long long)
+		    ((r->backoff_until_ms - relay_now(r)) / 1000), r->cut_strikes);
+		return;
+	}
 	relay_lost(r, why);
 }
 

@@ -147,6 +147,7 @@ struct relay {
 	/* invalid input: the window counted now and the cuts it caused */
 	uint64_t		 inv_window_ms;	/* start of the window; 0: none */
 	uint32_t		 inv_count;	/* invalid events and frames in it */
+	uint32_t		 unreq_count;	/* ...of which events nobody asked for */
 	uint32_t		 inv_msgs;	/* messages in it */
 	uint32_t		 cut_strikes;	/* cuts since last forgiven */
 	uint64_t		 last_cut_ms;	/* monotonic, the last cut */
@@ -214,6 +215,13 @@ void		 relay_pump(struct relay *);
  * the relay's own callbacks (the connection is muted, reaped later).
  */
 void		 relay_note_invalid(struct relay *);
+/*
+ * An event its subscription did not ask for (ingest checks the filter
+ * before the signature): counted, and toward a cut like invalid input.
+ */
+void		 relay_note_unrequested(struct relay *);
+/* Record why as last_error, state unchanged. */
+void		 relay_note_error(struct relay *, const char *why);
 /*
  * Close a sub (CLOSE, or NEG-CLOSE for a session, on the wire if it was
  * sent) and mark it dead.

@@ -451,7 +451,8 @@ step_start_neg(struct drelay *dr, const struct pick *p)
 	struct drain	*d = dr->d;
 	struct step	*s;
 
-	if (!negsync_can_start(d->ns, p->pk) || (s = step_new(dr, p)) == NULL)
+	if (!negsync_can_start(d->ns, p->pk, dr->url) ||
+	    (s = step_new(dr, p)) == NULL)
 		return 1;
 	s->is_neg = true;
 	step_link(s);

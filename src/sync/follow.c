@@ -286,6 +286,8 @@ fetch_on_event(struct pool_sub *s, struct relay_msg *msg, void *arg)
 	    pool_sub_url(s), &info);
 	if (r == INGEST_INVALID)
 		pool_sub_note_invalid(s);
+	else if (r == INGEST_UNREQUESTED && !info.off_time)
+		pool_sub_note_unrequested(s);
 	follow_note(fe->fg, r, &info);
 }
 

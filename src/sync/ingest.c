@@ -499,17 +499,29 @@ ingest_verify(struct ingest *ing, const struct event *ev)
 	return event_check_sig(ev);
 }
 
+/*
+ * Whether a filter matches ev; if none does, *off_time says whether one
+ * would without its since and until (a relay ignoring them, not events
+ * nobody asked for).
+ */
 static bool
 ingest_requested(const struct event *ev, const struct filter *filters,
-    size_t n)
+    size_t n, bool *off_time)
 {
-	size_t	i;
+	struct filter	f;
+	size_t		i;
 
+	*off_time = false;
 	if (n == 0)
 		return true;
 	for (i = 0; i < n; i++)
 		if (filter_match(&filters[i], ev))
 			return true;
+	for (i = 0; i < n && !*off_time; i++) {
+		f = filters[i];		/* shallow: only read */
+		f.has &= ~(FILTER_HAS_SINCE | FILTER_HAS_UNTIL);
+		*off_time = filter_match(&f, ev);
+	}
 	return false;
 }
 
@@ -577,6 +589,7 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 	if (info == NULL)
 		info = &local;
 	info->why = EVENT_OK;
+	info->off_time = false;
 	if (peek_id(obj, id) == 0 &&
 	    (known = ingest_known(ing, id, info)) != 0) {
 		res = known == -1 ? INGEST_ERROR : claims_match(obj, info) ?
@@ -602,15 +615,15 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 		info->why = er;
 		return ingest_invalid(ing, &ev, er, relay);
 	}
-	if ((er = ingest_verify(ing, &ev)) != EVENT_OK) {
-		info->why = er;
-		res = ingest_invalid(ing, &ev, er, relay);
-	}
-	else if (!ingest_requested(&ev, filters, nfilters)) {
+	/* The filter first: it costs nothing beside a signature check. */
+	if (!ingest_requested(&ev, filters, nfilters, &info->off_time)) {
 		ing->stats.unrequested++;
 		log_info_rl("ingest: dropped an event from %s that its "
 		    "subscription did not ask for", relay ? relay : "-");
 		res = INGEST_UNREQUESTED;
+	} else if ((er = ingest_verify(ing, &ev)) != EVENT_OK) {
+		info->why = er;
+		res = ingest_invalid(ing, &ev, er, relay);
 	} else
 		res = ingest_store(ing, &ev, src, relay);
 	info_from_event(&ev, info);

@@ -63,6 +63,8 @@ struct ingest_info {
 	int64_t		created_at;
 	uint32_t	kind;
 	int		why;		/* enum event_result */
+	bool		off_time;	/* INGEST_UNREQUESTED: a filter matches
+					   but for its since or until */
 };
 
 /*

@@ -144,6 +144,8 @@ lsub_on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 			follow_note(lv->follow, r, &info);
 	} else if (r == INGEST_INVALID)
 		pool_sub_note_invalid(sub);
+	else if (r == INGEST_UNREQUESTED && !info.off_time)
+		pool_sub_note_unrequested(sub);
 }
 
 static void

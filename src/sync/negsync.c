@@ -54,6 +54,20 @@ struct nfetch {
 };
 TAILQ_HEAD(nfetch_list, nfetch);
 
+/*
+ * What one session (one window) has taken, against what an honest one may
+ * take (budget_over): the round trips neg_rounds_bound allows for the
+ * items in play and the bytes received, the bytes those items can fill,
+ * and the time their fetches can take.
+ */
+struct nbudget {
+	uint64_t		 rounds;	/* NEG-MSGs received */
+	uint64_t		 bytes;		/* bytes of them */
+	uint64_t		 items;		/* the box's items in the window */
+	uint64_t		 ids;		/* ids the relay named that the box lacks */
+	uint64_t		 started_ms;	/* loop ms of NEG-OPEN */
+};
+
 struct nstep {
 	TAILQ_ENTRY(nstep)	 entry;
 	struct negsync		*ns;
@@ -69,6 +83,7 @@ struct nstep {
 	struct neg_storage	 set;
 	struct neg_session	 sess;
 	bool			 sess_live;
+	struct nbudget		 budget;	/* of the window's session */
 	struct pool_sub		*neg;		/* the NEG session, or NULL */
 	bool			 replied;	/* a NEG-MSG came this window */
 	bool			 neg_done;	/* this window reconciled */
@@ -88,6 +103,7 @@ struct nrelay {
 	char			 url[URL_MAX_BYTES + 1];
 	enum negsync_support	 support;
 	int64_t			 at;		/* Unix s when learnt */
+	char			 why[NEGSYNC_WHY_MAX];	/* of a "no", or "" */
 };
 
 struct negsync {
@@ -155,6 +171,8 @@ nrelay_learn(struct negsync *ns, const char *url, enum negsync_support s,
 		return;
 	r->support = s;
 	r->at = clock_wall_s();
+	snprintf(r->why, sizeof(r->why), "%s", s == NEGSYNC_NO && why != NULL ?
+	    why : "");
 	if (s == NEGSYNC_NO)
 		log_info("negentropy: %s does not reconcile (%s); paging it, "
 		    "trying again in a day", url, why);
@@ -175,6 +193,16 @@ negsync_support(struct negsync *ns, const char *url)
 	    clock_wall_s() - r->at >= NEGSYNC_RETRY_REFUSAL_S)
 		return NEGSYNC_UNKNOWN;
 	return r->support;
+}
+
+const char *
+negsync_support_why(struct negsync *ns, const char *url)
+{
+	struct nrelay	*r = nrelay_get(ns, url);
+
+	if (r == NULL || negsync_support(ns, url) != NEGSYNC_NO)
+		return "";
+	return r->why;
 }
 
 const char *
@@ -226,6 +254,8 @@ fetch_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 	    INGEST_BACKFILL : INGEST_RECOVERY, f->url, &info);
 	if (r == INGEST_INVALID)
 		pool_sub_note_invalid(sub);
+	else if (r == INGEST_UNREQUESTED && !info.off_time)
+		pool_sub_note_unrequested(sub);
 	if (r != INGEST_NEW && r != INGEST_DUPLICATE)
 		return;
 	if (ns->follow != NULL)
@@ -508,6 +538,7 @@ step_need(void *arg, const uint8_t id[NEG_ID_BYTES])
 	struct nstep	*s = arg;
 
 	s->ns->stats.need++;
+	s->budget.ids++;
 	if (s->nq == NEGSYNC_QUEUE_IDS) {
 		s->overflow = true;	/* found again in the next pass */
 		return;
@@ -565,12 +596,68 @@ step_pump(struct nstep *s)
 		    NULL);
 }
 
+/*
+ * Why the session has taken more than an honest one could, or NULL. The
+ * items in play are the box's in the window and the ids the relay named;
+ * an honest relay's bytes are at most two ids and fingerprints per item
+ * and a frame per round trip of the tree's depth.
+ */
+static const char *
+budget_over(const struct nstep *s, uint64_t now_ms, char *why, size_t size)
+{
+	const struct nbudget	*b = &s->budget;
+	uint64_t		 n = b->items + b->ids, rounds, bytes, ms;
+
+	rounds = neg_rounds_bound(n, NEGSYNC_FRAME_BYTES);
+	bytes = rounds * NEG_FRAME_MIN_BYTES + 2 * n * (NEG_ID_BYTES +
+	    NEG_FP_BYTES);
+	rounds += b->bytes / (NEG_FRAME_MIN_BYTES - NEG_FRAME_RESERVE_BYTES);
+	ms = NEGSYNC_IDLE_MS + b->ids * NEGSYNC_FETCH_TIMEOUT_MS /
+	    (NEGSYNC_FETCHES_PER_STEP * RECOVERY_MAX_IDS_PER_ATTEMPT);
+	if (b->rounds > rounds)
+		snprintf(why, size, "a session of %llu items took more than "
+		    "%llu rounds", (unsigned long long)n,
+		    (unsigned long long)rounds);
+	else if (b->bytes > bytes)
+		snprintf(why, size, "a session of %llu items sent more than "
+		    "%llu bytes", (unsigned long long)n,
+		    (unsigned long long)bytes);
+	else if (now_ms - b->started_ms > ms)
+		snprintf(why, size, "a session of %llu items took more than "
+		    "%llu s", (unsigned long long)n,
+		    (unsigned long long)(ms / 1000));
+	else
+		return NULL;
+	return why;
+}
+
+/*
+ * The relay broke NIP-77 (a session past its budget, a connection closed
+ * for a message too big): it is recorded as not reconciling, with why, its
+ * last_error says so, and every step on it ends refused, so its rows are
+ * paged and its slots freed at once.
+ */
+static void
+relay_refuse(struct negsync *ns, const char *url, const char *why)
+{
+	struct nstep	*s;
+	char		 text[NEGSYNC_WHY_MAX + 16];
+
+	snprintf(text, sizeof(text), "negentropy: %s", why);
+	nrelay_learn(ns, url, NEGSYNC_NO, why);
+	pool_relay_note_error(ns->pool, url, text);
+	TAILQ_FOREACH(s, &ns->steps, entry)
+		if (!s->finished && strcmp(s->url, url) == 0)
+			step_end(s, NEGSYNC_REFUSED, why);
+}
+
 static void
 neg_on_msg(struct pool_sub *sub, const uint8_t *msg, size_t len, void *arg)
 {
 	struct nstep		*s = arg;
 	const struct neg_ids	 ids = { .need = step_need, .arg = s };
 	enum neg_status		 st;
+	char			 why[NEGSYNC_WHY_MAX];
 
 	if (s->finished)
 		return;
@@ -579,8 +666,16 @@ neg_on_msg(struct pool_sub *sub, const uint8_t *msg, size_t len, void *arg)
 	s->replied = true;
 	s->ns->stats.msgs_in++;
 	s->ns->stats.bytes_in += len;
+	s->budget.rounds++;
+	s->budget.bytes += len;
 	step_arm(s);
 	st = neg_reconcile(&s->sess, msg, len, &s->out, &ids);
+	if (st != NEG_ERROR && budget_over(s, loop_now_ms(s->ns->loop), why,
+	    sizeof(why)) != NULL) {
+		s->ns->stats.over_budget++;
+		relay_refuse(s->ns, s->url, why);
+		return;
+	}
 	if (st == NEG_ERROR) {
 		log_info("negentropy: %s: bad message: %s", s->url,
 		    neg_session_reason(&s->sess));
@@ -614,6 +709,10 @@ neg_on_err(struct pool_sub *sub, enum pool_neg_end why, const char *text,
 	s->neg = NULL;		/* the pool ended it */
 	if (s->finished)
 		return;
+	if (why == POOL_NEG_END_VIOLATION) {
+		relay_refuse(s->ns, s->url, text);
+		return;
+	}
 	if (!s->replied && (why == POOL_NEG_END_ERR ||
 	    why == POOL_NEG_END_CLOSED || why == POOL_NEG_END_NOTICE)) {
 		nrelay_learn(s->ns, s->url, NEGSYNC_NO, text);
@@ -703,6 +802,9 @@ step_open(struct nstep *s)
 	    until, NEGSYNC_WINDOW_ITEMS, collect_item, &s->set) < 0)
 		return -1;
 	neg_storage_seal(&s->set);
+	memset(&s->budget, 0, sizeof(s->budget));
+	s->budget.items = s->set.count;
+	s->budget.started_ms = loop_now_ms(s->ns->loop);
 	if (s->sess_live)
 		neg_session_free(&s->sess);
 	s->sess_live = false;
@@ -754,10 +856,26 @@ step_author(const struct negsync *ns, const uint8_t pk[32])
 	return NULL;
 }
 
-bool
-negsync_can_start(const struct negsync *ns, const uint8_t pk[32])
+/* Steps running on url. */
+static size_t
+steps_on(const struct negsync *ns, const char *url)
 {
-	return ns->nsteps < NEGSYNC_MAX_STEPS && step_author(ns, pk) == NULL;
+	const struct nstep	*s;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(s, &ns->steps, entry)
+		if (!s->finished && strcmp(s->url, url) == 0)
+			n++;
+	return n;
+}
+
+bool
+negsync_can_start(const struct negsync *ns, const uint8_t pk[32],
+    const char *url)
+{
+	return ns->nsteps < NEGSYNC_MAX_STEPS &&
+	    steps_on(ns, url) < NEGSYNC_STEPS_PER_RELAY &&
+	    step_author(ns, pk) == NULL;
 }
 
 struct negsync_step *
@@ -766,7 +884,7 @@ negsync_start(struct negsync *ns, const uint8_t pk[32], const char *url,
 {
 	struct nstep	*s;
 
-	if (!negsync_can_start(ns, pk) || (s = calloc(1, sizeof(*s))) == NULL)
+	if (!negsync_can_start(ns, pk, url) || (s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	if ((s->queue = calloc(NEGSYNC_QUEUE_IDS, 32)) == NULL) {
 		free(s);

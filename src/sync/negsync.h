@@ -24,7 +24,11 @@
  * or nothing within NEGSYNC_FIRST_REPLY_MS is recorded as not speaking
  * NIP-77 (relays.negentropy = 0) and paged as before; the refusal is tried
  * again a day later. A relay that answered once is recorded as speaking
- * it. Nothing waits forever: a step that makes no progress for
+ * it. So is, with its reason, one that breaks the protocol: a session
+ * past its budget (more round trips, bytes or time than an honest
+ * reconciliation of the items in play takes: neg_rounds_bound), or a
+ * connection closed for a message too big during a session; its steps
+ * end at once and its rows are paged. Nothing waits forever: a step that makes no progress for
  * NEGSYNC_IDLE_MS ends, and so does every fetch after
  * NEGSYNC_FETCH_TIMEOUT_MS.
  */
@@ -72,6 +76,7 @@ struct negsync_stats {
 	uint64_t	fetched;		/* of those, arrived by exact-id fetch */
 	uint64_t	registered;		/* of those, handed to recovery */
 	uint64_t	recovery_attempts, recovered, expired;
+	uint64_t	over_budget;		/* sessions ended past their budget */
 };
 
 /*
@@ -86,6 +91,8 @@ void		 negsync_free(struct negsync *);
 
 /* What is known of url's NIP-77 support now. */
 enum negsync_support negsync_support(struct negsync *, const char *url);
+/* Why url is recorded as not reconciling now, or "". */
+const char	*negsync_support_why(struct negsync *, const char *url);
 /* "unknown", "yes", "no". */
 const char	*negsync_support_name(enum negsync_support);
 /*
@@ -94,10 +101,12 @@ const char	*negsync_support_name(enum negsync_support);
  */
 bool		 negsync_wanted(struct negsync *, const char *url);
 /*
- * Whether a step for author may start now: no step of that author is
- * running on any relay and a session slot is free.
+ * Whether a step for author may start on url now: no step of that author
+ * is running on any relay, a session slot is free and url holds fewer
+ * than NEGSYNC_STEPS_PER_RELAY of them (one relay never takes them all).
  */
-bool		 negsync_can_start(const struct negsync *, const uint8_t pk[32]);
+bool		 negsync_can_start(const struct negsync *, const uint8_t pk[32],
+		    const char *url);
 /*
  * Reconcile author pk on url; done(arg, ...) runs once, from a callback
  * of the loop, when the step ends (after which the step is gone). NULL

@@ -170,6 +170,8 @@ on_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 	case INGEST_UNREQUESTED:
 		if (newer)
 			p->newer++;
+		else if (!info.off_time)
+			pool_sub_note_unrequested(sub);
 		break;
 	case INGEST_ERROR:
 		pg->failed = true;

@@ -300,6 +300,11 @@ static const struct metric_def metric_defs[] = {
 	COUNTER("relays[].cut_invalid", "cachebox_relay_cut_invalid_total",
 	    "Connections to the relay cut because its input was mostly "
 	    "invalid."),
+	COUNTER("relays[].unrequested", "cachebox_relay_unrequested_total",
+	    "Events from the relay that no filter of their subscription "
+	    "asked for (dropped before their signature is checked)."),
+	COUNTER("relays[].dropped", "cachebox_relay_dropped_total",
+	    "Events from the relay for a subscription not open."),
 	GAUGE("relays[].subs_open", "cachebox_relay_subs_open",
 	    "Subscriptions open on the relay now."),
 	GAUGE("relays[].subs_queued", "cachebox_relay_subs_queued",

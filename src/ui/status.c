@@ -142,6 +142,8 @@ status_relay_info(const struct pool_relay_info *info)
 	cJSON_AddNumberToObject(r, "reqs", (double)info->reqs);
 	cJSON_AddNumberToObject(r, "invalid", (double)info->invalid);
 	cJSON_AddNumberToObject(r, "cut_invalid", (double)info->cut_invalid);
+	cJSON_AddNumberToObject(r, "unrequested", (double)info->unrequested);
+	cJSON_AddNumberToObject(r, "dropped", (double)info->dropped);
 	cJSON_AddNumberToObject(r, "subs_open", (double)info->subs_open);
 	cJSON_AddNumberToObject(r, "subs_queued", (double)info->subs_queued);
 	if (info->last_error[0] != '\0')
@@ -183,6 +185,9 @@ status_relay_sync(const struct app *app, const struct pool_relay_info *info,
 	if (app->negsync != NULL) {
 		cJSON_AddStringToObject(r, "negentropy", negsync_support_name(
 		    negsync_support(app->negsync, info->url)));
+		if (negsync_support_why(app->negsync, info->url)[0] != '\0')
+			cJSON_AddStringToObject(r, "negentropy_why",
+			    negsync_support_why(app->negsync, info->url));
 		if (recovery_summary(negsync_recovery(app->negsync), info->url,
 		    &sum) == 0) {
 			rec = recovery_health_name(sum.health);
@@ -248,6 +253,7 @@ add_negentropy(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "bytes_in", (double)ns->bytes_in);
 	cJSON_AddNumberToObject(o, "need", (double)ns->need);
 	cJSON_AddNumberToObject(o, "fetched", (double)ns->fetched);
+	cJSON_AddNumberToObject(o, "over_budget", (double)ns->over_budget);
 	(void)recovery_each(negsync_recovery(app->negsync), sum_recovery, t);
 	if ((r = cJSON_AddObjectToObject(root, "recovery")) == NULL)
 		return;

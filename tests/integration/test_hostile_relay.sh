@@ -6,6 +6,10 @@
 #   flood   a relay answering every page with 3,000 events with correct ids
 #           and random signatures is cut off after RELAY_INVALID_CUT of them
 #           and backed off (status: cut_invalid, last_error; /metrics)
+#   unreq   (beside flood) a relay sending before every page 3,000 validly
+#           signed events of authors nobody asked for: refused by the
+#           filter before any signature check, counted (unrequested) and
+#           cut off like invalid input, with the reason named
 #   bombs   relays sending, with limits.max_event_bytes=1m, a signed event
 #           of 4,096 tags x 64 empty strings (within NIP-01 tag counts) and
 #           one of 100,000 empty tags: refused before cJSON builds them,
@@ -16,6 +20,12 @@
 #   late    a bootstrap relay, the only one holding the root's follow list,
 #           answers only once kicked, after the follow graph went on
 #           without it: its list is merged and the whole set drained
+#   neg     beside an honest NIP-77 relay, one answering every NEG-MSG with
+#           16 random fingerprint ranges (a session that never ends) and
+#           one answering NEG-OPEN with a 16 MiB NEG-MSG: both are marked
+#           negentropy "no" with the reason (status, last_error, log) and
+#           paged, the huge one is dialled again only after a growing wait,
+#           and the honest relay drains every author through NIP-77
 . "$(dirname "$0")/lib.sh"
 use_relaysim
 command -v curl >/dev/null || exit 77
@@ -29,16 +39,20 @@ cat >"$T/sim.json" <<'JSON'
   {"name": "good1", "slot": null},
   {"name": "nolists", "slot": 0, "subset": {"not": {"kinds": [3]}}},
   {"name": "flood", "slot": null, "bad_sig_flood": {"count": 3000}},
+  {"name": "unreq", "slot": null, "unrequested_flood": {"count": 3000}},
   {"name": "bomb", "slot": null, "tag_bomb": {"every": 1, "tags": 4096, "items": 64}},
   {"name": "bomb0", "slot": null, "tag_bomb": {"every": 1, "tags": 100000, "items": 0}},
   {"name": "silent", "slot": null, "silent": true},
   {"name": "late", "slot": null, "silent": {"first": 1}, "max_subscriptions": 1,
-   "subset": {"kinds": [0, 3, 10002]}}
+   "subset": {"kinds": [0, 3, 10002]}},
+  {"name": "negok", "slot": null, "negentropy": "yes"},
+  {"name": "endless", "slot": null, "negentropy": "endless"},
+  {"name": "huge", "slot": null, "negentropy": "huge"}
  ]}
 JSON
 relaysim_start "$T/sim.json" || { fail "relaysim starts"; finish; exit 1; }
 AUTHORS=8
-for n in good1 nolists flood bomb bomb0 silent late; do
+for n in good1 nolists flood unreq bomb bomb0 silent late negok endless huge; do
 	declare "URL_$n=$(relaysim_url "$n")"
 done
 ROOT=$(relaysim_q root)
@@ -144,10 +158,11 @@ mem() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$DPID/status"; }
 
 # ---- flood and bombs ------------------------------------------------------
 echo "# flood and bombs"
-start_box flood "$URL_good1,$URL_flood,$URL_bomb,$URL_bomb0" \
+start_box flood "$URL_good1,$URL_flood,$URL_unreq,$URL_bomb,$URL_bomb0" \
     --set limits.max_event_bytes=1m
 attacked() {
 	[ "$(relay_field "$URL_flood" cut_invalid)" -ge 1 ] 2>/dev/null &&
+	    [ "$(relay_field "$URL_unreq" cut_invalid)" -ge 1 ] 2>/dev/null &&
 	    [ "$(relay_field "$URL_bomb" invalid)" -ge 1 ] 2>/dev/null &&
 	    [ "$(relay_field "$URL_bomb0" invalid)" -ge 1 ] 2>/dev/null
 }
@@ -198,6 +213,22 @@ check "bombs: refused as frames with too many values" \
     grep -q "relay $URL_bomb: bad message: too many values" "$T/d.log"
 check "bombs: relaysim sent them ($(relaysim_q stats bomb tag_bombs_sent) and $(relaysim_q stats bomb0 tag_bombs_sent))" \
     test "$(relaysim_q stats bomb tag_bombs_sent)" -ge 1 -a "$(relaysim_q stats bomb0 tag_bombs_sent)" -ge 1
+check "unreq: cut off with the reason named" \
+    grep -Eq '^cut off: [0-9]+ events nobody asked for \(unrequested\) and [0-9]+ invalid of [0-9]+ messages in 10 s$' \
+    <<<"$(relay_field "$URL_unreq" last_error)"
+check "unreq: $(relay_field "$URL_unreq" unrequested) unrequested counted for it, of $(relaysim_q stats unreq unrequested_flood_sent) sent" \
+    test "$(relay_field "$URL_unreq" unrequested)" -ge 200
+# Every signature checked ends stored or invalid: none was spent on an
+# event the filter refuses (before, every unrequested one was verified).
+check "unreq: no signature checked for an unrequested event" python3 - "$T/st.json" <<'PY'
+import json, sys
+i = json.load(open(sys.argv[1]))["ingest"]
+print(f"    sig_checks {i['sig_checks']}, stored {i['stored']}, invalid {i['invalid']}, unrequested {i['unrequested']}")
+sys.exit(0 if i["sig_checks"] <= i["stored"] + i["invalid"] else 1)
+PY
+curl -sf "$B/metrics" | grep -Eq "^cachebox_relay_unrequested_total\{url=\"$URL_unreq\"[^}]*\} [1-9]" &&
+    ok "unreq: /metrics exports cachebox_relay_unrequested_total" ||
+    fail "unreq: /metrics exports cachebox_relay_unrequested_total"
 check "flood: nothing of good1 lost" nothing_lost
 stop_box flood
 
@@ -245,4 +276,45 @@ check "late: every author drained to idle" wait_for 600 api_idle
 check "late: every author complete" \
     test "$(json_get "$T/st.json" backfill.authors_complete)" = "$AUTHORS"
 stop_box late
+
+# ---- hostile NIP-77 relays ---------------------------------------------------
+echo "# neg"
+t0=$(date +%s)
+start_box neg "$URL_negok,$URL_endless,$URL_huge"
+check "neg: negok drained every author to the end" \
+    wait_for 600 complete_on "$URL_negok"
+echo "    negok complete $(( $(date +%s) - t0 )) s after start"
+check "neg: nothing of negok lost" nothing_lost
+refused() { [ "$(relay_field "$1" negentropy)" = no ]; }
+check "neg: the endless relay is marked negentropy no" wait_for 300 refused "$URL_endless"
+check "neg: the huge relay is marked negentropy no" wait_for 300 refused "$URL_huge"
+# Their rows are paged once they are "no" (a session that never ends held
+# its row, and its slot, for good).
+check "neg: the endless relay's rows paged to the end" \
+    wait_for 300 complete_on "$URL_endless"
+check "neg: the huge relay's rows paged to the end" \
+    wait_for 300 complete_on "$URL_huge"
+check "neg: negok reconciled (negentropy yes)" test "$(relay_field "$URL_negok" negentropy)" = yes
+python3 - "$T/st.json" "$URL_endless" "$URL_huge" <<'PY' | sed 's/^/    /'
+import json, sys
+rows = {r["url"]: r for r in json.load(open(sys.argv[1]))["relays"]}
+for u in sys.argv[2:]:
+    r = rows[u]
+    print(f"{u}: negentropy {r.get('negentropy')} ({r.get('negentropy_why')!r}), "
+          f"state {r['state']}, last_error {r['last_error']!r}")
+PY
+check "neg: the endless relay's reason names its rounds" \
+    grep -Eq '^a session of [0-9]+ items took more than [0-9]+ rounds$' \
+    <<<"$(relay_field "$URL_endless" negentropy_why)"
+check "neg: the reason is also its last_error" \
+    grep -q '^negentropy: a session of' <<<"$(relay_field "$URL_endless" last_error)"
+check "neg: the huge relay's reason is the closed connection" \
+    grep -q '^connection closed (1009' <<<"$(relay_field "$URL_huge" negentropy_why)"
+check "neg: both refusals are in the log" \
+    test "$(grep -c -e "negentropy: $URL_endless does not reconcile (a session" \
+        -e "negentropy: $URL_huge does not reconcile (connection closed (1009" "$T/d.log")" = 2
+check "neg: the huge relay's close counts as a violation (a growing wait)" \
+    grep -Eq "relay $URL_huge: connection closed \(1009[^)]*\): a protocol violation, dialled again in [0-9]+ s \(strike 1\)" "$T/d.log"
+echo "    endless: $(relaysim_q stats endless neg_msgs_out) NEG-MSGs sent; huge: $(relaysim_q stats huge connections) connections"
+stop_box neg
 finish

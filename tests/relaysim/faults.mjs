@@ -75,8 +75,10 @@ function trig(name, v, relay, extra = []) {
 
 // What a relay does with NIP-77 messages (the `negentropy` knob): serve
 // them, refuse each with NEG-ERR, answer with an "unknown command" NOTICE,
-// or say nothing. Absent: the relay does not know the commands at all.
-export const NEG_MODES = ['yes', 'err', 'notice', 'silent'];
+// or say nothing; or attack the client: answer every message with random
+// fingerprints so the session never ends, or with one message of 16 MiB.
+// Absent: the relay does not know the commands at all.
+export const NEG_MODES = ['yes', 'err', 'notice', 'silent', 'endless', 'huge'];
 const NEG_FRAME_MIN = 4096;	// smallest frame-size limit of NIP-77 peers, bytes
 
 // partial_ids: the events of a filter with `ids` that are delivered, out of
@@ -169,6 +171,9 @@ export function parseFaults(rc) {
 	f.flood = trig('bad_sig_flood', rc.bad_sig_flood, name, ['count']);
 	if (f.flood)
 		f.flood.count = posInt(f.flood.spec.count ?? 1000, `relay ${name}: bad_sig_flood.count`);
+	f.unreq_flood = trig('unrequested_flood', rc.unrequested_flood, name, ['count']);
+	if (f.unreq_flood)
+		f.unreq_flood.count = posInt(f.unreq_flood.spec.count ?? 1000, `relay ${name}: unrequested_flood.count`);
 	f.tag_bomb = trig('tag_bomb', rc.tag_bomb, name, ['tags', 'items']);
 	if (f.tag_bomb) {
 		if (!TRIGGER_KEYS.some((k) => k in f.tag_bomb.spec))

@@ -7,11 +7,42 @@
 // relay's send functions, counts in the relay's counters and reads only the
 // relay's own store.
 
+import { randomBytes } from 'node:crypto';
+
 import { validateFilter } from './filter.mjs';
 
 const HEX = /^(?:[0-9a-f]{2})+$/;
 const REFUSAL_NOTICE = 'ERROR: unknown cmd';	// strfry's words for a command it does not know
 const DISABLED = 'blocked: negentropy disabled';
+const ENDLESS_RANGES = 16;		// fingerprint ranges of each endless answer
+const HUGE_HEX = 16 * 1024 * 1024;	// hex digits of the one huge answer
+
+// A base-128 varint, most significant digit first (NIP-77).
+function varint(n) {
+	const out = [n % 128];
+	for (n = Math.floor(n / 128); n > 0; n = Math.floor(n / 128))
+		out.unshift(128 | (n % 128));
+	return out;
+}
+
+// A protocol v1 message of ENDLESS_RANGES Fingerprint ranges with random
+// fingerprints over random bounds, the last one up to infinity: whatever
+// the client holds, every range mismatches and it must answer again.
+export function endlessMessage() {
+	const bytes = [0x61];
+	let t = 0;
+	for (let i = 0; i < ENDLESS_RANGES; i++) {
+		if (i === ENDLESS_RANGES - 1)
+			bytes.push(0, 0);		// infinity, no id prefix
+		else {
+			const d = 1 + Math.floor(Math.random() * 2 ** 27);
+			t += d;
+			bytes.push(...varint(d + 1), 0);	// delta + 1, no id prefix
+		}
+		bytes.push(1, ...randomBytes(16));	// mode Fingerprint
+	}
+	return Buffer.from(bytes).toString('hex');
+}
 
 let lib = null;
 
@@ -49,6 +80,15 @@ export class NegServer {
 
 	// The modes other than "yes": true when the message was dealt with so.
 	refuse(conn, msg) {
+		if ((this.mode === 'endless' || this.mode === 'huge') &&
+		    msg[0] !== 'NEG-CLOSE' && typeof msg[1] === 'string') {
+			const out = this.mode === 'huge' ? '61' + '0'.repeat(HUGE_HEX - 2) :
+			    endlessMessage();
+			this.stats.neg_msgs_out++;
+			this.stats.neg_bytes_out += out.length / 2;
+			this.relay.send(conn, ['NEG-MSG', msg[1], out]);
+			return true;
+		}
 		if (this.mode === 'silent') {
 			this.stats.neg_ignored++;
 			return true;

@@ -23,7 +23,7 @@ export const RELAY_KEYS = ['name', 'slot', 'port', 'host', 'url_host', 'ipv6', '
     'burst', 'max_limit', 'default_limit', 'max_subscriptions', 'supported_nips', 'nip11',
     'auth', 'auth_pubkeys', 'nip77', 'cap', 'ignore_until', 'drop_mid_page', 'slow_ms',
     'rate_limit', 'no_eose', 'bad_sig', 'wrong_id', 'unrequested', 'malformed_json',
-    'oversized_frame', 'publish_reject', 'read_only', 'silent', 'bad_sig_flood', 'tag_bomb',
+    'oversized_frame', 'publish_reject', 'read_only', 'silent', 'bad_sig_flood', 'unrequested_flood', 'tag_bomb',
     'negentropy', 'neg_frame_limit', 'neg_max_records', 'neg_drop', 'neg_bad_hex', 'partial_ids'];
 
 const MAX_PAYLOAD = 16 * 1024 * 1024;	// largest frame accepted from a client, bytes
@@ -34,7 +34,7 @@ const STAT_NAMES = ['connections', 'connections_open', 'reqs', 'reqs_served', 'c
     'rate_limited', 'auth_required_sent', 'drops', 'no_eose', 'forged_sent',
     'unrequested_sent', 'malformed_sent', 'oversized_sent', 'auth_challenges', 'auth_ok',
     'auth_fail', 'events_received', 'events_accepted', 'events_duplicate',
-    'events_rejected', 'bad_messages', 'max_open_subs', 'stored', 'silent_reqs', 'flood_sent',
+    'events_rejected', 'bad_messages', 'max_open_subs', 'stored', 'silent_reqs', 'flood_sent', 'unrequested_flood_sent',
     'tag_bombs_sent', 'ids_withheld', 'neg_opens', 'neg_msgs_in', 'neg_msgs_out', 'neg_bytes_in',
     'neg_bytes_out', 'neg_max_msg_bytes', 'neg_errs_sent', 'neg_closes', 'neg_refusals',
     'neg_ignored', 'neg_drops', 'neg_bad_hex_sent', 'neg_sessions_open'];
@@ -383,6 +383,8 @@ export class Relay {
 			this.sendTagBomb(conn, sub);
 		if (fl.flood && fl.flood.trigger.hit() && alive())
 			await this.sendFlood(conn, sub, alive);
+		if (fl.unreq_flood && fl.unreq_flood.trigger.hit() && alive())
+			await this.sendUnrequestedFlood(conn, sub, alive);
 		for (let i = 0; i < events.length; i++) {
 			if (!alive())
 				return;
@@ -511,6 +513,22 @@ export class Relay {
 			    sig: randomBytes(64).toString('hex') };
 			this.stats.flood_sent++;
 			const frame = pre + JSON.stringify(ev) + ']';
+			if ((i + 1) % FLUSH_EVERY === 0)
+				await this.sendFlushed(conn, frame);
+			else
+				this.send(conn, frame);
+		}
+	}
+
+	// unrequested_flood: count stored, validly signed events that match no
+	// filter of the subscription (other authors' events), cycling through
+	// the store, as fast as the socket takes them.
+	async sendUnrequestedFlood(conn, sub, alive) {
+		const pre = `["EVENT",${JSON.stringify(sub.id)},`;
+		const others = this.store.all.filter((ev) => !matchAny(sub.filters, ev));
+		for (let i = 0; i < this.faults.unreq_flood.count && others.length > 0 && alive(); i++) {
+			const frame = pre + others[i % others.length][JSON_OF] + ']';
+			this.stats.unrequested_flood_sent++;
 			if ((i + 1) % FLUSH_EVERY === 0)
 				await this.sendFlushed(conn, frame);
 			else

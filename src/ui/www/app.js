@@ -203,7 +203,7 @@ function drawRelays(relays) {
     relayRole(r),
     el('td', {}, el('span', { class: 'badge ' + stateClass(r.state), text: r.state })),
     el('td', { class: 'num', text: fmtInt(r.events) }),
-    el('td', { text: r.negentropy || '' }),
+    el('td', { text: r.negentropy_why ? r.negentropy + ': ' + r.negentropy_why : r.negentropy || '' }),
     el('td', { text: r.health || '' }),
     relayError(r),
     relayActions(r))));
