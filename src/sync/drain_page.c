@@ -1,12 +1,12 @@
 /*
  * drain_page.c — the end-of-page decision of the author drain as pure
- * functions (drain.h): where the cursor goes after a page and whether the
+ * functions (drain_page.h): where the cursor goes after a page and whether the
  * relay is finished for the author, from the counters a step kept. No
  * state, no I/O; test_drain_page.c holds it to every rule.
  */
 #include <string.h>
 
-#include "sync/drain.h"
+#include "sync/drain_page.h"
 
 /* A full page: as many events as the relay gives in one answer. */
 static bool

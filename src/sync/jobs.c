@@ -46,7 +46,7 @@
 #include "store/follows.h"
 #include "store/jobs.h"
 #include "store/store.h"
-#include "sync/drain.h"
+#include "sync/drain_page.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/job_spec.h"

@@ -20,8 +20,8 @@
  * cap is taken by others: the author drain keeps its share) and paced by
  * the pool. A batch is a paged drain inside the run's window [since,
  * until]: it asks {filter, "until": cursor, "limit": L} and at EOSE
- * decides with drain_page_verdict() (sync/drain.h): the cursor moves to
- * the page's oldest second, inclusive; a page with nothing older ends the
+ * decides with drain_page_verdict() (sync/drain_page.h): the cursor moves
+ * to the page's oldest second, inclusive; a page with nothing older ends the
  * batch complete; a same-second burst over the relay's cap or a relay
  * ignoring until ends it incomplete with that reason (store_cursor_why),
  * never silently complete. The page's cursor and counters are written in

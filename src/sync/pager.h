@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "nostr/filter.h"
-#include "sync/drain.h"
+#include "sync/drain_page.h"
 #include "sync/ingest.h"
 
 struct loop;

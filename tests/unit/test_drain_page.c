@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "core/limits.h"
-#include "sync/drain.h"
+#include "sync/drain_page.h"
 
 /* A page asked with until (started) and limit 500, nothing in it yet. */
 static struct drain_page
