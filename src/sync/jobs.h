@@ -4,25 +4,17 @@
  * completion on its relay, restart-safe, with presets, a dry run and
  * schedules.
  *
- * Planning. A job's author list (typed, or resolved from the store: every
- * author in it, kind-1 authors, the followed set; optionally only those
- * without a kind 0) or id list is stored once, in pubkey or id order, and
- * cut into batches of batch_size; each batch is asked of every relay of
- * the job (bootstrap, custom), or in outbox mode of the write relays
- * (NIP-65) of its authors, each author on at most JOBS_OUTBOX_PER_AUTHOR
- * of them, the bootstrap relays for authors without one. A filter without
- * authors or ids is a time window: one batch per relay. A dry run plans
- * the same way inside a transaction it rolls back, so its counts are
- * those the job would have.
+ * Planning (sync/jobs_plan.h): the job's list stored once and cut into
+ * batches per relay; a dry run plans inside a transaction it rolls back.
  *
  * Running. One job runs at a time; its batches run on all its relays at
  * once, at most jobs.max_subs_per_relay per relay (less when the pool's
  * cap is taken by others: the author drain keeps its share) and paced by
- * the pool. A batch is a paged drain inside the run's window [since,
- * until]: it asks {filter, "until": cursor, "limit": L} and at EOSE
- * decides with drain_page_verdict() (sync/drain_page.h): the cursor moves
- * to the page's oldest second, inclusive; a page with nothing older ends the
- * batch complete; a same-second burst over the relay's cap or a relay
+ * the pool. A batch is a paged drain (sync/pager.h) inside the run's
+ * window [since, until]: it asks {filter, "until": cursor, "limit": L} and at EOSE
+ * decides with drain_page_verdict() (sync/drain_page.h): the cursor
+ * moves to the page's oldest second, inclusive; a page with nothing older
+ * ends the batch complete; a same-second burst over the relay's cap or a relay
  * ignoring until ends it incomplete with that reason (store_cursor_why),
  * never silently complete. The page's cursor and counters are written in
  * ingest's open batch, so they commit with the page's events. Events go
@@ -47,6 +39,7 @@
 #include <stdint.h>
 
 #include "store/jobs.h"
+#include "sync/jobs_plan.h"
 
 struct loop;
 struct pool;
@@ -57,27 +50,6 @@ struct follow;
 struct job_spec;
 struct jobs;
 
-/* What a plan made (jobs new) or would make (a dry run). */
-struct jobs_plan_relay {
-	char		*url;		/* owned */
-	int64_t		 batches;
-};
-
-struct jobs_plan {
-	int64_t			 job;		/* 0 in a dry run */
-	enum store_job_mode	 mode;
-	int64_t			 items;		/* resolved authors or ids */
-	uint8_t			 preview[JOBS_PREVIEW_ITEMS][32];
-	size_t			 npreview;
-	int64_t			 batches;
-	struct jobs_plan_relay	*relays;	/* owned, nrelays of them */
-	size_t			 nrelays;
-	int64_t			 requests;	/* first requests: one per batch */
-	int64_t			 pace_ms;	/* backfill.pace_ms */
-	int64_t			 estimated_s;	/* those requests at that pace */
-	char			*filter_json;	/* owned: the shared filter */
-};
-void	jobs_plan_free(struct jobs_plan *);
 
 /*
  * The planner over borrowed parts (they outlive it); follow may be NULL
