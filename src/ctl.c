@@ -508,6 +508,7 @@ ctl_export(const struct ctl *ctl, int argc, char **argv)
 	const char		*ftext = NULL, *file = NULL;
 	char			 err[512];
 	size_t			 n = 0, i;
+	int64_t			 snap = 0;
 	int			 a = 0, rc = -1;
 
 	if (argc >= 2 && strcmp(argv[0], "--filter") == 0) {
@@ -531,6 +532,7 @@ ctl_export(const struct ctl *ctl, int argc, char **argv)
 		while ((rc = store_scan_step(sc, EXPORT_SLICE_ROWS,
 		    ctl_export_row, &x)) == 1 && !x.failed)
 			;
+	snap = sc != NULL ? store_scan_snapshot(sc) : 0;
 	store_scan_free(sc);
 	store_close(st);
 	if (x.out != NULL && (fflush(x.out) == EOF || x.failed))
@@ -538,8 +540,8 @@ ctl_export(const struct ctl *ctl, int argc, char **argv)
 	if (x.out != NULL && x.out != stdout)
 		fclose(x.out);
 	if (rc == 0)
-		fprintf(stderr, "cacheboxctl: exported %llu events\n",
-		    (unsigned long long)x.n);
+		fprintf(stderr, "cacheboxctl: exported %llu events (stored up "
+		    "to row %lld)\n", (unsigned long long)x.n, (long long)snap);
 	else
 		fprintf(stderr, "cacheboxctl: export failed after %llu events\n",
 		    (unsigned long long)x.n);

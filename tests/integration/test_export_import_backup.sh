@@ -2,6 +2,8 @@
 # test_export_import_backup.sh — the ways data leaves and enters the box.
 #   export  `cacheboxctl export` while the daemon runs: every stored event
 #           once, newest first, valid; --filter gives exactly the matches;
+#   export during an import: exactly the events stored up to the row the
+#           export says it read to (its snapshot), none stored after
 #   import  into a fresh box through its daemon: the same ids; again: all
 #           duplicates; a file with bad lines: counted, the first ones
 #           reported by line number and reason;
@@ -92,6 +94,44 @@ check "a file with bad lines: exit 1, counted and reported by line" \
 st "$B"
 check "B's status counts the import as stored events" \
     test "$(json_get "$T/st.json" store.events)" = 3000
+stop_daemon
+DPID=
+
+# ---- export during an import --------------------------------------------
+# F is a database of 40,000 other events, exported offline (no daemon) as
+# the import; E is a running box of 3,000 into which it is imported while
+# E is exported. The export names the last row it reads (rows are numbered
+# in the order they are stored): it holds exactly the events up to it.
+E=$T/e F=$T/f
+mkdir -m 700 "$E" "$F"
+$EMU "$gen" gen "$E" 3000 13 20 >/dev/null
+$EMU "$gen" gen "$F" 40000 14 40 >/dev/null
+cboxctl -d "$F" export "$T/f.jsonl" 2>/dev/null
+start_daemon -d "$E" --set relays.bootstrap= --set http.listen=127.0.0.1:0
+check "daemon E up" wait_for 10 st "$E"
+cboxctl -d "$E" import "$T/f.jsonl" >"$T/eimport.out" 2>&1 &
+IMP=$!
+check "the import is under way" wait_for 60 bash -c "[ \"\$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1], timeout=10).execute(\"select count(*) from events\").fetchone()[0])' '$E/cachebox.db' 2>/dev/null || echo 0)\" -ge 5000 ]"
+cboxctl -d "$E" export "$T/e.jsonl" 2>"$T/eexport.err"
+wait "$IMP" || true
+check "the import ended: 40000 stored" grep -q '^stored: 40000$' "$T/eimport.out"
+sed 's/^/    /' "$T/eexport.err"
+snap=$(sed -n 's/.*exported [0-9]* events (stored up to row \([0-9]*\)).*/\1/p' "$T/eexport.err")
+check "the export names the row it read up to" test -n "$snap"
+check "export during an import: exactly the events stored up to that row" \
+    python3 - "$E/cachebox.db" "$T/e.jsonl" "${snap:-0}" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=10)
+snap = int(sys.argv[3])
+rows = dict(db.execute("SELECT lower(hex(id)), rowid FROM events"))
+got = [json.loads(l)["id"] for l in open(sys.argv[2]) if l.strip()]
+after = [i for i in got if rows.get(i, 0) > snap]
+want = {i for i, r in rows.items() if r <= snap}
+later = sum(1 for r in rows.values() if r > snap)
+print(f"    exported {len(got)}, stored up to row {snap}: {len(want)}, "
+      f"stored after it began: {later}, of those exported: {len(after)}")
+sys.exit(0 if not after and set(got) == want and len(got) == len(set(got)) else 1)
+PY
 stop_daemon
 DPID=
 
