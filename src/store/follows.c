@@ -430,6 +430,26 @@ author_relay_put(struct store *st, const uint8_t pubkey[32], const char *url,
 	return store_step_done(st, stmt, "follows relay put");
 }
 
+int64_t
+store_author_events(struct store *st, const uint8_t pubkey[32])
+{
+	sqlite3_stmt	*stmt;
+	int64_t		 n = -1;
+
+	stmt = store_stmt(st, "SELECT count(*) FROM events INDEXED BY "
+	    "events_pubkey_time WHERE pubkey = ?1");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_step(stmt) == SQLITE_ROW)
+		n = sqlite3_column_int64(stmt, 0);
+	else
+		log_warnx("store: author events: %s",
+		    sqlite3_errmsg(store_db(st)));
+	store_stmt_done(stmt);
+	return n;
+}
+
 /* How many distinct relays pubkey has now. -1 on error. */
 static int64_t
 author_relays_count(struct store *st, const uint8_t pubkey[32])

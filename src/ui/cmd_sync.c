@@ -141,6 +141,7 @@ add_follow(const struct store_follow *f, void *arg)
 	struct author_progress	 ap = { 0 };
 	char			 hex[65], npub[96];
 	char			 name[STORE_NAME_MAX_BYTES + 1];
+	int64_t			 stored;
 	cJSON			*a;
 
 	if ((a = cJSON_CreateObject()) == NULL)
@@ -157,6 +158,9 @@ add_follow(const struct store_follow *f, void *arg)
 	cJSON_AddBoolToObject(a, "is_root", f->is_root);
 	cJSON_AddBoolToObject(a, "stale", f->stale);
 	cJSON_AddNumberToObject(a, "events_fetched", (double)f->events_fetched);
+	stored = store_author_events(l->app->store, f->pubkey);
+	cJSON_AddNumberToObject(a, "events_stored", (double)(stored < 0 ? 0 :
+	    stored));
 	ap.relays = cJSON_CreateArray();
 	ap.rows = &l->rows;
 	(void)store_cursors_each(l->app->store, f->pubkey, add_cursor, &ap);

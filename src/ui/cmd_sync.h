@@ -19,7 +19,9 @@ struct app;
  * FOLLOWS_PAGE_MAX, default FOLLOWS_PAGE_DEFAULT), "q"} (all optional; q
  * keeps the authors whose npub or hex key starts with it or whose profile
  * name holds it, case-insensitively). {"follows": [{pubkey, npub, name
- * (kind 0, or null), is_root, stale, events_fetched, state,
+ * (kind 0, or null), is_root, stale, events_fetched (what its own drain
+ * received), events_stored (what the store holds of it, however it came),
+ * state,
  * history_back_to (the oldest until its drain reached, or null),
  * relays_complete, relays_incomplete, relays: [{url, state, until, pages,
  * events, new_events, reason, gap_since}]}], "total" (authors matching),

@@ -299,7 +299,7 @@ render_follows(struct buf *out, const cJSON *v, const char *nl)
 		return -1;
 	cJSON_ArrayForEach(a, list) {
 		const cJSON	*r = cJSON_GetObjectItem(a, "relays_complete");
-		const cJSON	*ev = cJSON_GetObjectItem(a, "events_fetched");
+		const cJSON	*ev = cJSON_GetObjectItem(a, "events_stored");
 
 		if (buf_printf(out, "%s  %-10s  relays %d/%d  events %.0f%s%s"
 		    "%s%s%s", str_member(a, "npub"), str_member(a, "state"),

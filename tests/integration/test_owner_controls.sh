@@ -7,7 +7,8 @@
 # added that never opens reads "never opened", not "connected"; a removed
 # bootstrap relay is closed and no longer dialled; the uplink's status
 # read right after a change of uplink.url shows the new target (and after
-# clearing it, none); /metrics' cachebox_idle is 1 beside events left
+# clearing it, none); an author's events count is what the store holds
+# of it; /metrics' cachebox_idle is 1 beside events left
 # queued without an uplink, and its HELP says that those do not count;
 # stopping the demo wipes its state directory.
 . "$(dirname "$0")/lib.sh"
@@ -84,6 +85,19 @@ drained() { [ "$(get /api/status | field idle)" = True ]; }
 check "the drain planned and drained again" wait_for 180 drained
 check "the removed relay is still not dialled after the drain planned again" absent
 check "nor listed by relays list" bash -c "! curl -fsS $base/api/relays/list | grep -q '\"$spare\"'"
+
+# 5. An author's count is what the store holds of it, however it came (a
+# root's drain stores the events of others that it is sent), not what
+# its own drain newly stored: each of a page matches the database.
+counts_match() { get '/api/follows?limit=25' | python3 -c 'import json, sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "/cachebox.db?mode=ro", uri=True, timeout=10)
+bad = [a["npub"] for a in json.load(sys.stdin)["follows"]
+       if a.get("events_stored") != db.execute("SELECT count(*) FROM events "
+       "WHERE pubkey = ?", (bytes.fromhex(a["pubkey"]),)).fetchone()[0]]
+sys.exit(1 if bad else 0)' "$state"; }
+check "each author's events_stored is the store's count for it" wait_for 60 counts_match
+got=$(get '/api/follows?limit=25' | python3 -c 'import json,sys; print(sum(a["events_stored"] for a in json.load(sys.stdin)["follows"]))')
+check "and the page's authors hold events ($got)" test "$got" -gt 0
 
 # 4. The uplink follows uplink.url at once.
 post config/set "{\"key\":\"uplink.url\",\"value\":\"$spare\"}" >/dev/null

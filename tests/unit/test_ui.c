@@ -462,12 +462,16 @@ test_render_units(void **state)
 	cJSON_Delete(v);
 }
 
-/* follows: one line per author unless --relays; the flags words. */
+/*
+ * follows: one line per author unless --relays; the flags words; events
+ * is what the store holds of the author, not what its drain received.
+ */
 static void
 test_render_follows(void **state)
 {
 	cJSON		*v = cJSON_Parse("{\"follows\":[{\"npub\":\"npub1a\","
-	    "\"is_root\":true,\"stale\":false,\"events_fetched\":12,"
+	    "\"is_root\":true,\"stale\":false,\"events_fetched\":0,"
+	    "\"events_stored\":205,"
 	    "\"state\":\"draining\",\"relays_complete\":1,"
 	    "\"relays_incomplete\":0,\"relays\":[{\"url\":\"ws://a\"},"
 	    "{\"url\":\"ws://b\"}]},{\"npub\":\"npub1b\",\"is_root\":false,"
@@ -485,7 +489,7 @@ test_render_follows(void **state)
 	assert_int_equal(render_answer(&out, "follows", v, 0, "\n"), 0);
 	assert_string_equal(buf_cstr(&out), "2 authors: 0 complete, 1 "
 	    "draining, 1 incomplete (follows --relays: each relay)\n"
-	    "npub1a  draining    relays 1/2  events 12  root\n"
+	    "npub1a  draining    relays 1/2  events 205  root\n"
 	    "npub1b  incomplete  relays 0/0  events 0  stale  no relay known\n");
 	buf_reset(&out);
 	assert_int_equal(render_answer(&out, "follows", v, RENDER_RELAYS,

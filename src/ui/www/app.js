@@ -396,7 +396,7 @@ function authorRow(f) {
       el('div', { class: 'small npub', text: (f.is_root ? 'root · ' : '') + shortKey(f.npub) })),
     el('td', {}, el('span', { class: 'badge ' + authorStateClass(f.state), text: f.state }),
       f.reason ? el('div', { class: 'small', text: f.reason }) : null),
-    el('td', { class: 'num', text: fmtInt(f.events_fetched) }),
+    el('td', { class: 'num', text: fmtInt(f.events_stored), title: 'events stored (its own drain received ' + fmtInt(f.events_fetched) + ')' }),
     el('td', { class: 'history', text: f.history_back_to ? 'history back to ' + fmtDate(f.history_back_to) : 'not started' }),
     el('td', { text: nrelays ? fmtInt(f.relays_complete) + ' of ' + fmtInt(nrelays) + ' complete' : 'none' }),
     el('td', {}, toggle));
