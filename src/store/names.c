@@ -4,18 +4,21 @@
  * each), allocated at the first lookup; when it is three-quarters full it
  * is emptied and refills as names are asked for, so it never grows. An
  * entry whose kind 0 changed is kept with its key and marked stale, so a
- * probe never needs tombstones. Lookups on a miss use the partial index
- * events_replaceable (store_event_newest); nothing here writes.
+ * probe never needs tombstones. Lookups on a miss read the partial index
+ * events_replaceable (EVENTS_SQL_NEWEST_REPLACEABLE) themselves; nothing
+ * here writes. The cache hangs in the store's STORE_CACHE_NAMES slot with
+ * names_free as its hook, so store.c never calls in here and events.c,
+ * which drops a name when a kind 0 is stored, is never called back.
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
-#include "core/buf.h"
 #include "core/limits.h"
-#include "store/events.h"
+#include "core/log.h"
 #include "store/names.h"
 #include "store/store_sql.h"
 
@@ -112,30 +115,59 @@ name_parse(const char *json, size_t len, char *out)
 static int
 name_load(struct store *st, const uint8_t pk[32], char *out)
 {
-	struct buf	b;
-	int		rc;
+	sqlite3_stmt	*stmt;
+	const char	*json;
+	int		 rc, n;
 
 	out[0] = '\0';
-	buf_init(&b, EVENT_MAX_BYTES_CEILING);
-	rc = store_event_newest(st, pk, 0, &b, NULL);
-	if (rc == 1)
-		name_parse((const char *)b.data, b.len, out);
-	buf_free(&b);
-	return rc == -1 ? -1 : out[0] != '\0';
+	if ((stmt = store_stmt(st, EVENTS_SQL_NEWEST_REPLACEABLE)) == NULL)
+		return -1;
+	if (sqlite3_bind_blob(stmt, 1, pk, 32, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 2, 0) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "names newest");
+		return -1;
+	}
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		json = (const char *)sqlite3_column_text(stmt, 0);
+		n = sqlite3_column_bytes(stmt, 0);
+		if (json != NULL)
+			name_parse(json, (size_t)n, out);
+	} else if (rc != SQLITE_DONE)
+		log_warnx("store: names newest: %s",
+		    sqlite3_errmsg(store_db(st)));
+	store_stmt_done(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -1;
+	return out[0] != '\0';
+}
+
+static void
+names_free(void *arg)
+{
+	struct store_names	*n = arg;
+
+	free(n->e);
+	free(n);
 }
 
 static struct store_names *
 names_get(struct store *st)
 {
-	struct store_names	**slot = store_names_slot(st);
+	struct store_cache	*slot = store_cache_slot(st, STORE_CACHE_NAMES);
+	struct store_names	*n;
 
-	if (*slot == NULL && (*slot = calloc(1, sizeof(**slot))) != NULL &&
-	    ((*slot)->e = calloc(STORE_NAMES_CACHE,
-	    sizeof(*(*slot)->e))) == NULL) {
-		free(*slot);
-		*slot = NULL;
+	if (slot->data != NULL)
+		return slot->data;
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return NULL;
+	if ((n->e = calloc(STORE_NAMES_CACHE, sizeof(*n->e))) == NULL) {
+		free(n);
+		return NULL;
 	}
-	return *slot;
+	slot->data = n;
+	slot->free = names_free;
+	return n;
 }
 
 int
@@ -175,21 +207,9 @@ store_profile_name(struct store *st, const uint8_t pubkey[32], char *out,
 void
 store_names_forget(struct store *st, const uint8_t pubkey[32])
 {
-	struct store_names	*n = *store_names_slot(st);
+	struct store_names	*n = store_cache_slot(st, STORE_CACHE_NAMES)->data;
 	struct name_entry	*e;
 
 	if (n != NULL && (e = names_slot(n, pubkey))->used)
 		e->fresh = false;
-}
-
-void
-store_names_free(struct store *st)
-{
-	struct store_names	**slot = store_names_slot(st);
-
-	if (*slot == NULL)
-		return;
-	free((*slot)->e);
-	free(*slot);
-	*slot = NULL;
 }

@@ -23,9 +23,10 @@ struct store;
 int	store_profile_name(struct store *, const uint8_t pubkey[32], char *out,
 	    size_t outlen);
 
-/* Drop pubkey's cached name (its kind 0 changed). Only the store calls it. */
+/*
+ * Drop pubkey's cached name (its kind 0 changed). Only the store calls it.
+ * The cache is freed by its own hook when the store closes.
+ */
 void	store_names_forget(struct store *, const uint8_t pubkey[32]);
-/* Free the cache (store_close). */
-void	store_names_free(struct store *);
 
 #endif

@@ -30,7 +30,6 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/store.h"
-#include "store/names.h"
 #include "store/store_sql.h"
 
 /* Open addressing with at most half the slots used keeps probes short. */
@@ -58,7 +57,7 @@ struct store {
 	int			 damaged;	/* corruption seen: no writes */
 	int			 readonly;	/* store_open_readonly */
 	bool			 random_reads;	/* read-ahead off: store_advise_random */
-	struct store_names	*names;		/* store/names.c */
+	struct store_cache	 caches[STORE_CACHES];	/* store_cache_slot */
 	struct store_cursor_cache cursor_cache;	/* store/cursors.c */
 };
 
@@ -655,14 +654,16 @@ store_close(struct store *st)
 	if (sqlite3_close(st->db) != SQLITE_OK)
 		log_warnx("store: close %s: %s", st->path,
 		    sqlite3_errmsg(st->db));
-	store_names_free(st);
+	for (i = 0; i < STORE_CACHES; i++)
+		if (st->caches[i].data != NULL && st->caches[i].free != NULL)
+			st->caches[i].free(st->caches[i].data);
 	free(st);
 }
 
-struct store_names **
-store_names_slot(struct store *st)
+struct store_cache *
+store_cache_slot(struct store *st, enum store_cache_id id)
 {
-	return &st->names;
+	return &st->caches[id];
 }
 
 struct store_cursor_cache *

@@ -55,9 +55,21 @@
 /* The statement resolving a job's author source, or NULL (store/jobs.c). */
 const char	*store_job_resolve_sql(enum store_job_source);
 
-/* The store's cache of profile names (store/names.c): NULL until first use. */
-struct store_names;
-struct store_names	**store_names_slot(struct store *);
+/*
+ * A cache a file of the store keeps beside the connection. Its owner is
+ * the only file that knows its type: it fills the slot at first use and
+ * sets the hook store_close calls to free it, so the store itself never
+ * calls up into the files that use it.
+ */
+enum store_cache_id {
+	STORE_CACHE_NAMES,		/* store/names.c */
+	STORE_CACHES
+};
+struct store_cache {
+	void	*data;			/* NULL until first use */
+	void	(*free)(void *);
+};
+struct store_cache	*store_cache_slot(struct store *, enum store_cache_id);
 
 /*
  * store_cursors_summary's last answer and what the database looked like
