@@ -44,7 +44,7 @@ neg_find(struct client *c, const char *id)
 	return NULL;
 }
 
-void
+static void
 neg_release(struct sub *s)
 {
 	if (s->sess_open)
@@ -55,7 +55,7 @@ neg_release(struct sub *s)
 	s->c->srv->neg_sessions--;
 }
 
-int
+static int
 neg_collect(void *arg, const struct store_scan_row *row, const char *json,
     size_t len)
 {
@@ -95,7 +95,7 @@ neg_answer(struct sub *s, const uint8_t *msg, size_t len)
 	return ok;
 }
 
-void
+static void
 neg_begin(struct sub *s)
 {
 	char	why[RELAYD_NOTICE_MAX];
@@ -121,6 +121,12 @@ neg_begin(struct sub *s)
 		s->phase = SUB_DONE;
 	buf_free(&s->first);
 }
+
+static const struct sub_hooks neg_hooks = {
+	.collect = neg_collect,
+	.queried = neg_begin,
+	.release = neg_release,
+};
 
 void
 neg_open(struct client *c, struct wire_msg *m)
@@ -155,6 +161,7 @@ neg_open(struct client *c, struct wire_msg *m)
 		neg_err(c, m->subid, "error: out of memory");
 		return;
 	}
+	s->hooks = &neg_hooks;
 	s->first = first;
 	neg_storage_init(&s->items, NEG_MAX_ITEMS);
 	sub_schedule(s);

@@ -1,7 +1,9 @@
 /*
  * serve_int.h — what the files of src/serve share, private to them: the
  * server, its clients and their subscriptions, and the calls between
- * server.c, client.c, sub.c and neg.c. Read with serve.h for the design.
+ * server.c, client.c, sub.c, neg.c and send.c. Read with serve.h for the
+ * design. The calls run one way: server.c > client.c > neg.c > sub.c >
+ * send.c; what a lower file needs from a higher one it is given as a hook.
  *
  * Ownership: the server owns its clients (a list, reaped at the top of
  * the loop once marked closing, never inside their own callbacks); a
@@ -63,6 +65,20 @@ enum sub_phase {
 };
 
 struct client;
+struct sub;
+
+/*
+ * What a NIP-77 session does at the turns the scheduler drives (neg.c
+ * sets them when it opens one), so sub.c never calls up into neg.c:
+ * take a scanned row, answer once the item set is complete, release what
+ * the session holds when the subscription is freed.
+ */
+struct sub_hooks {
+	int	(*collect)(void *sub, const struct store_scan_row *,
+		    const char *json, size_t len);
+	void	(*queried)(struct sub *);
+	void	(*release)(struct sub *);
+};
 
 struct sub {
 	TAILQ_ENTRY(sub)	 entry;		/* the client's subs or negs */
@@ -80,6 +96,7 @@ struct sub {
 	uint64_t		 count;		/* COUNT: so far */
 	size_t			 sent_in_slice;
 	/* NIP-77 */
+	const struct sub_hooks	*hooks;		/* neg.c's */
 	struct neg_storage	 items;
 	struct neg_session	 sess;
 	bool			 sess_open;
@@ -150,6 +167,10 @@ struct client	*client_new(struct serve *, int fd, const char *extra,
 		    const char *addr);
 /* Release a client whose ws_peer ended (reap point only). */
 void		 client_free(struct client *);
+/* ---- send.c -------------------------------------------------------------- */
+
+/* Move a client to state s (logged). */
+void		 client_set_state(struct client *, enum client_state);
 /* Start closing with a WebSocket close code and reason. */
 void		 client_close(struct client *, int code, const char *reason);
 /* Cut a client off now (it does not read): code and reason are logged. */
@@ -166,6 +187,12 @@ int		 client_closed(struct client *, const char *subid,
 		    const char *msg);
 /* Bytes queued for the client. */
 size_t		 client_queued(const struct client *);
+
+/* Over RELAYD_SEND_BUDGET in all: cut the longest queues until under. */
+void		 serve_enforce_budget(struct serve *);
+/* Take s, or all of a client's subscriptions, off the queues (safe anywhere). */
+void		 sub_unschedule(struct sub *);
+void		 sub_unschedule_all(struct client *);
 
 /* ---- sub.c --------------------------------------------------------------- */
 
@@ -189,31 +216,17 @@ void		 sub_resume_client(struct client *);
 void		 sub_on_stored(void *serve, const struct ingest_stored *);
 /* Free every subscription and session of a client (not in a callback of theirs). */
 void		 sub_free_all(struct client *);
-/* Take a client's subscriptions off the queues (safe anywhere). */
-void		 sub_unschedule_all(struct client *);
 
 /* ---- neg.c ---------------------------------------------------------------- */
 
 void		 neg_open(struct client *, struct wire_msg *);
 void		 neg_msg(struct client *, struct wire_msg *);
 void		 neg_close(struct client *, const char *subid);
-/* The scan callback that collects a session's items. */
-int		 neg_collect(void *sub, const struct store_scan_row *,
-		    const char *json, size_t len);
-/* The item set is complete (or over the cap): answer the NEG-OPEN. */
-void		 neg_begin(struct sub *);
-/* Release what a session holds (from sub_free). */
-void		 neg_release(struct sub *);
 /*
  * End c's sessions that waited on the client RELAYD_NEG_IDLE_MS or longer
  * since our last answer (NEG-ERR "closed: ..."), so two idle clients
  * cannot hold the RELAYD_MAX_NEG_SESSIONS slots for good.
  */
 void		 neg_sweep(struct client *, uint64_t now_ms);
-
-/* ---- server.c ------------------------------------------------------------- */
-
-/* Over RELAYD_SEND_BUDGET in all: cut the longest queues until under. */
-void		 serve_enforce_budget(struct serve *);
 
 #endif

@@ -421,35 +421,6 @@ door_shed(void *arg)
 	return 0;
 }
 
-/* ---- the send budget ------------------------------------------------------- */
-
-void
-serve_enforce_budget(struct serve *srv)
-{
-	struct client	*c, *big;
-	size_t		 total;
-	char		 why[96];
-
-	for (;;) {
-		total = 0;
-		big = NULL;
-		TAILQ_FOREACH(c, &srv->clients, entry) {
-			if (c->state != CLIENT_OPEN)
-				continue;
-			total += client_queued(c);
-			if (big == NULL || client_queued(c) > client_queued(big))
-				big = c;
-		}
-		if (total <= RELAYD_SEND_BUDGET || big == NULL)
-			return;
-		snprintf(why, sizeof(why), "slow reader: %zu bytes waiting "
-		    "while the relay's send budget is spent",
-		    client_queued(big));
-		srv->stats.cut_slow++;
-		client_cut(big, WS_CODE_POLICY, why);
-	}
-}
-
 /*
  * Every RELAYD_STALL_SWEEP_MS while clients are connected: end NIP-77
  * sessions left idle, and cut clients whose queue has not moved for

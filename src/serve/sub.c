@@ -12,7 +12,7 @@
  * stops as soon as its client's queue passes the high-water mark; the
  * subscription then leaves the run queue until the client drains
  * (sub_resume_client). Live events are pushed from ingest's listener; a
- * client whose queue cannot take one more is cut off (client.c).
+ * client whose queue cannot take one more is cut off (send.c).
  *
  * It never frees a subscription inside a callback of its scan (a client
  * cut off there only leaves the queues; sub_free_all at the reap frees
@@ -68,28 +68,6 @@ sub_schedule(struct sub *s)
 	work_arm(srv);
 }
 
-/* Off whichever queue s is on. */
-static void
-unschedule(struct sub *s)
-{
-	struct serve	*srv = s->c->srv;
-
-	if (!s->queued)
-		return;
-	if (s->phase == SUB_WAITING && !s->holds_slot) {
-		struct sub *w;
-
-		TAILQ_FOREACH(w, &srv->waitq, runq)
-			if (w == s) {
-				TAILQ_REMOVE(&srv->waitq, s, runq);
-				s->queued = false;
-				return;
-			}
-	}
-	TAILQ_REMOVE(&srv->runq, s, runq);
-	s->queued = false;
-}
-
 static void
 slot_give(struct sub *s)
 {
@@ -118,17 +96,6 @@ sub_resume_client(struct client *c)
 		sub_schedule(s);
 }
 
-void
-sub_unschedule_all(struct client *c)
-{
-	struct sub	*s;
-
-	TAILQ_FOREACH(s, &c->subs, entry)
-		unschedule(s);
-	TAILQ_FOREACH(s, &c->negs, entry)
-		unschedule(s);
-}
-
 /* ---- life ---------------------------------------------------------------- */
 
 static struct sub *
@@ -148,14 +115,15 @@ sub_free(struct sub *s)
 	struct client	*c = s->c;
 	size_t		 i;
 
-	unschedule(s);
+	sub_unschedule(s);
 	slot_give(s);
 	store_scan_free(s->scan);
 	for (i = 0; i < s->nfilters; i++)
 		filter_free(&s->filters[i]);
 	free(s->filters);
 	if (s->kind == SUB_NEG) {
-		neg_release(s);
+		if (s->hooks != NULL)
+			s->hooks->release(s);
 		TAILQ_REMOVE(&c->negs, s, entry);
 		c->nnegs--;
 	} else {
@@ -354,7 +322,7 @@ query_done(struct sub *s)
 		s->phase = SUB_DONE;
 		break;
 	case SUB_NEG:
-		neg_begin(s);
+		s->hooks->queried(s);
 		break;
 	}
 }
@@ -365,7 +333,7 @@ slice(struct sub *s)
 {
 	struct serve	*srv = s->c->srv;
 	store_scan_cb	 cb = s->kind == SUB_REQ ? on_row : s->kind ==
-			    SUB_COUNT ? on_count : neg_collect;
+			    SUB_COUNT ? on_count : s->hooks->collect;
 	int		 rc;
 
 	s->sent_in_slice = 0;
