@@ -334,6 +334,30 @@ idle_check(struct loop *loop, void *arg)
 	loop_timer_add(loop, IDLE_CHECK_MS, idle_check, app);
 }
 
+/* The first run's sinks (firstrun.h): the console, the page, the store. */
+static void
+firstrun_notice(void *arg, const char *text)
+{
+	struct app	*app = arg;
+
+	console_notice(app->console, text);
+}
+
+static unsigned
+firstrun_page_port(void *arg)
+{
+	struct app	*app = arg;
+
+	return app->http != NULL ? http_port(app->http) : 0;
+}
+
+static cJSON *
+firstrun_store_token(void *arg, const char *token)
+{
+	return commands_config_store(arg, CONFIG_ADMIN_TOKEN, token,
+	    CMD_FROM_WEB);
+}
+
 /*
  * The status page and API, and the serial console when one is configured.
  * Neither is worth refusing to start over: a busy port is logged and the
@@ -346,11 +370,17 @@ start_surfaces(struct app *app)
 	const char	*listen = config_get(app->cfg, "http.listen");
 	const char	*tty = config_get(app->cfg, "console.tty");
 	char		 err[512];
+	const struct firstrun_sinks out = {
+		.notice = firstrun_notice,
+		.page_port = firstrun_page_port,
+		.store_token = firstrun_store_token,
+		.arg = app,
+	};
 
 	if (*listen != '\0' &&
 	    (app->http = http_start(app, listen, err, sizeof(err))) == NULL)
 		log_warnx("%s; running without the status page", err);
-	if (app->http != NULL && (app->firstrun = firstrun_start(app)) == NULL)
+	if (app->http != NULL && (app->firstrun = firstrun_start(app, &out)) == NULL)
 		log_warnx("setup: out of memory: no setup code");
 	if (*tty != '\0' &&
 	    (app->console = console_open(app, tty, err, sizeof(err))) == NULL) {
@@ -486,6 +516,7 @@ start_uplink(struct app *app)
 	o.relay_observer = relays_obs_observer(app->relays_obs);
 	o.target_changed = app_uplink_target_changed;
 	o.target_arg = app;
+	o.pick = uplink_driver_for;
 	if ((app->uplink = uplink_new(&o)) == NULL ||
 	    uplink_start(app->uplink) == -1) {
 		fprintf(stderr, "cacheboxd: cannot set up the uplink\n");

@@ -105,7 +105,7 @@ static const struct cfg_def cfg_table[] = {
 	{ .name = "store.cache_kib", .type = CFG_INT, .def = "1024",
 	  .min = 256, .max = 262144, .unit = "KiB",
 	  .help = "SQLite page cache" },
-	{ .name = "admin.token", .type = CFG_TOKEN, .def = "",
+	{ .name = CONFIG_ADMIN_TOKEN, .type = CFG_TOKEN, .def = "",
 	  .help = "bearer token for mutating API calls (kept only as a salted "
 	  "hash); empty = mutations refused",
 	  .flags = CFG_RUNTIME | CFG_SECRET },

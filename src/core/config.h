@@ -15,6 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The key of the admin token, the one key more than one file reads by
+ * name (the web's bearer check, the first run, the token command).
+ */
+#define CONFIG_ADMIN_TOKEN	"admin.token"
+
 enum cfg_type {
 	CFG_STRING,	/* free text, at most CONFIG_MAX_VALUE bytes */
 	CFG_INT,	/* decimal integer within [min, max] */

@@ -28,11 +28,11 @@
 #include "store/store.h"
 #include "ui/cmd_box.h"
 #include "ui/commands.h"
+#include "ui/firstrun.h"
 #include "ui/status.h"
 
 #define RELAYS_KEY	"relays.bootstrap"
 #define ROOTS_KEY	"follow.roots"
-#define TOKEN_KEY	"admin.token"
 /* What an HTTP bearer token may be made of (RFC 6750 b64token, less '='). */
 
 typedef int	(*same_fn)(const char *, const char *);
@@ -500,9 +500,63 @@ cmd_admin_token_set(struct app *app, const cJSON *args, enum cmd_origin from)
 		return commands_error("admin-token set: missing token");
 	if (secret_token_check(token, err, sizeof(err)) == -1)
 		return commands_error("%s", err);
-	if ((e = commands_config_store(app, TOKEN_KEY, token, from)) != NULL)
+	if ((e = commands_config_store(app, CONFIG_ADMIN_TOKEN, token, from)) != NULL)
 		return e;
 	r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "admin.token", "set");
+	cJSON_AddStringToObject(r, CONFIG_ADMIN_TOKEN, "set");
+	return r;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+/*
+ * "setup": whether setup is open, how long the code has left and how long
+ * wrong codes are not compared. Asking while none is valid makes one
+ * (shown at the box, never here).
+ */
+cJSON *
+cmd_setup(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	struct firstrun_code	 code;
+	cJSON			*r = cJSON_CreateObject();
+	bool			 ready = firstrun_code_ready(app->firstrun);
+
+	if (r == NULL)
+		return NULL;
+	cJSON_AddBoolToObject(r, "needed", ready);
+	if (!ready)
+		return r;
+	firstrun_code(app->firstrun, &code);
+	cJSON_AddNumberToObject(r, "expires_in_s", (double)code.left_s);
+	cJSON_AddNumberToObject(r, "locked_s", (double)code.locked_s);
+	cJSON_AddStringToObject(r, "code_shown", "the box's console, its login "
+	    "screen and its log");
+	return r;
+}
+
+/* "setup code", console only: the code itself, made if none is valid. */
+cJSON *
+cmd_setup_code(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	struct firstrun		*fr = app->firstrun;
+	struct firstrun_code	 code;
+	cJSON			*r;
+
+	if (fr == NULL)
+		return commands_error("there is no status page (http.listen "
+		    "is empty): set the token here with admin-token set");
+	if (!firstrun_open(fr))
+		return commands_error("an admin token is set already: setup is "
+		    "over (admin-token set changes it)");
+	if (!firstrun_code_ready(fr))
+		return commands_error("no setup code: no random bytes (see the "
+		    "log)");
+	if ((r = cJSON_CreateObject()) == NULL)
+		return NULL;
+	firstrun_code(fr, &code);
+	cJSON_AddStringToObject(r, "code", code.text);
+	cJSON_AddNumberToObject(r, "expires_in_s", (double)code.left_s);
+	cJSON_AddStringToObject(r, "use", "type it with a new admin password "
+	    "on the status page");
 	return r;
 }

@@ -33,4 +33,8 @@ cJSON	*cmd_log_level(struct app *, const cJSON *args,
 cJSON	*cmd_admin_token_set(struct app *, const cJSON *args,
 	    enum cmd_origin);
 
+/* "setup" and the console's "setup code" (the first run, firstrun.h). */
+cJSON	*cmd_setup(struct app *, const cJSON *args, enum cmd_origin);
+cJSON	*cmd_setup_code(struct app *, const cJSON *args, enum cmd_origin);
+
 #endif

@@ -4,7 +4,6 @@
  * write SQL themselves (they call the store's functions) and never block.
  * Later subsystems add their commands to the table below.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,31 +19,7 @@
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
-#include "ui/firstrun.h"
 #include "ui/status.h"
-
-cJSON *
-commands_error(const char *fmt, ...)
-{
-	char	 msg[512];
-	va_list	 ap;
-	cJSON	*r;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if ((r = cJSON_CreateObject()) != NULL)
-		cJSON_AddStringToObject(r, "error", msg);
-	return r;
-}
-
-bool
-commands_is_error(const cJSON *reply)
-{
-	const cJSON	*err = cJSON_GetObjectItemCaseSensitive(reply, "error");
-
-	return cJSON_IsString(err) && reply->child == err && err->next == NULL;
-}
 
 static const char *
 arg_string(const cJSON *args, const char *name)
@@ -121,34 +96,6 @@ cmd_key(struct app *app, const cJSON *args, enum cmd_origin from)
 	return r;
 }
 
-const char *
-commands_pinned_by(const struct app *app, const char *key, char *buf,
-    size_t len)
-{
-	switch (config_source(app->cfg, key)) {
-	case CFG_SRC_CLI:
-		return "--set on the command line";
-	case CFG_SRC_FILE:
-		snprintf(buf, len, "the -c file %s", app->config_file != NULL ?
-		    app->config_file : "");
-		return buf;
-	default:
-		return NULL;
-	}
-}
-
-cJSON *
-commands_refuse_pinned(const struct app *app, const char *key)
-{
-	char		 file[512];
-	const char	*pin = commands_pinned_by(app, key, file, sizeof(file));
-
-	if (pin == NULL)
-		return NULL;
-	return commands_error("%s is pinned by %s: change it there (a value "
-	    "set here would not take effect)", key, pin);
-}
-
 static cJSON *
 config_entry(const struct app *app, const struct cfg_def *d)
 {
@@ -198,50 +145,6 @@ cmd_config_get(struct app *app, const cJSON *args, enum cmd_origin from)
 	if ((d = config_lookup(key)) == NULL)
 		return commands_error("unknown key '%s'", key);
 	return config_entry(app, d);
-}
-
-cJSON *
-commands_config_store(struct app *app, const char *key, const char *value,
-    enum cmd_origin from)
-{
-	const struct cfg_def	*d;
-	char			 norm[CONFIG_MAX_VALUE + 1], err[512];
-	char			 what[64];
-	cJSON			*r;
-
-	if ((d = config_lookup(key)) == NULL)
-		return commands_error("unknown key '%s'", key);
-	if ((r = commands_refuse_pinned(app, key)) != NULL)
-		return r;
-	if ((d->flags & CFG_LOCAL) && from != CMD_FROM_CONSOLE)
-		return commands_error("%s names a file or device the daemon "
-		    "opens: set it on the serial console, in the -c file or "
-		    "with --set", key);
-	if (config_normalize(key, value, norm, sizeof(norm), err,
-	    sizeof(err)) == -1)
-		return commands_error("%s", err);
-	if (from != CMD_FROM_CONSOLE &&
-	    config_value_local(key, norm, what, sizeof(what)))
-		return commands_error("%s: the parameter '%s' can make the "
-		    "daemon open a file or socket path: a URL with it is set "
-		    "only on the serial console, in the -c file or with --set",
-		    key, what);
-	if (store_config_put(app->store, key, norm,
-	    from == CMD_FROM_CONSOLE) == -1)
-		return commands_error("%s: could not store the value%s", key,
-		    store_damaged(app->store) ? ": the database is damaged "
-		    "(see the log)" : "");
-	if (config_set(app->cfg, key, norm, CFG_SRC_DB, err,
-	    sizeof(err)) == -1)
-		return commands_error("%s", err);
-	log_info("config: %s set at run time from the %s", key,
-	    from == CMD_FROM_CONSOLE ? "console" : from == CMD_FROM_CTL ?
-	    "control socket" : "web");
-	if (d->flags & CFG_RUNTIME)
-		app_config_changed(app, key);
-	if (strcmp(key, "admin.token") == 0)
-		firstrun_token_changed(app->firstrun);
-	return NULL;
 }
 
 /*

@@ -109,6 +109,8 @@ const struct command	*commands_match(int argc, char *const *argv,
  */
 cJSON			*commands_build_args(const struct command *c, int argc,
 			    char *const *argv, char *err, size_t errlen);
+/* ---- reply.c: the answers every handler builds --------------------------- */
+
 /*
  * What pins key, when its value comes from --set or the -c file: a phrase
  * ("--set on the command line", "the -c file PATH", the latter written

@@ -1,8 +1,10 @@
 /*
  * firstrun.c — the first-run flow (firstrun.h): the setup code's life on
  * the loop (made, shown at the box, expired by a timer, voided once a
- * token is set), the file for the login screen, the "setup" commands and
- * the redemption the web server calls. The code itself, its checks and
+ * token is set), the file for the login screen, what the "setup" commands
+ * (cmd_box.c) read, and the redemption the web server calls. It calls no
+ * surface: the console, the page's port and the config store are sinks
+ * it is given when it starts. The code itself, its checks and
  * its limiter are core/setup_code.c's.
  *
  * It must never put the code anywhere a network peer can read: not in an
@@ -33,14 +35,11 @@
 #include "core/loop.h"
 #include "core/secret.h"
 #include "core/setup_code.h"
-#include "ui/console.h"
 #include "ui/firstrun.h"
-#include "ui/http.h"
-
-#define TOKEN_KEY	"admin.token"
 
 struct firstrun {
 	struct app		*app;
+	struct firstrun_sinks	 out;
 	struct setup_code	 sc;
 	uint64_t		 expire_timer;	/* 0: none */
 	char			 path[PATH_MAX];	/* DIR/setup-code.issue */
@@ -50,8 +49,8 @@ struct firstrun {
 static bool
 setup_open(const struct app *app)
 {
-	return *config_get(app->cfg, TOKEN_KEY) == '\0' &&
-	    config_source(app->cfg, TOKEN_KEY) <= CFG_SRC_DB;
+	return *config_get(app->cfg, CONFIG_ADMIN_TOKEN) == '\0' &&
+	    config_source(app->cfg, CONFIG_ADMIN_TOKEN) <= CFG_SRC_DB;
 }
 
 static uint64_t
@@ -98,8 +97,7 @@ static void
 page_urls(const struct firstrun *fr, char *out, size_t outlen)
 {
 	char		host[256] = "cachebox";
-	unsigned	port = fr->app->http != NULL ?
-			    http_port(fr->app->http) : 0;
+	unsigned	port = fr->out.page_port(fr->out.arg);
 
 	if (gethostname(host, sizeof(host) - 1) == -1 || host[0] == '\0')
 		snprintf(host, sizeof(host), "cachebox");
@@ -177,7 +175,7 @@ announce(struct firstrun *fr)
 	    "minutes, once): type it with a new admin password on the status "
 	    "page", code, min);
 	if (firstrun_console_text(fr, text, sizeof(text)) > 0)
-		console_notice(fr->app->console, text);
+		fr->out.notice(fr->out.arg, text);
 	page_urls(fr, urls, sizeof(urls));
 	snprintf(text, sizeof(text), "cachebox setup code: %s\n"
 	    "Type it with a new admin password on the status page:\n  %s\n"
@@ -210,13 +208,14 @@ code_ready(struct firstrun *fr)
 }
 
 struct firstrun *
-firstrun_start(struct app *app)
+firstrun_start(struct app *app, const struct firstrun_sinks *out)
 {
 	struct firstrun	*fr;
 
 	if ((fr = calloc(1, sizeof(*fr))) == NULL)
 		return NULL;
 	fr->app = app;
+	fr->out = *out;
 	setup_code_init(&fr->sc);
 	snprintf(fr->path, sizeof(fr->path), "%s/%s", app->state_dir,
 	    FIRSTRUN_ISSUE_FILE);
@@ -308,8 +307,7 @@ firstrun_redeem(struct firstrun *fr, const char *code, const char *token,
 	if (res != FIRSTRUN_DONE)
 		return res;
 	code_gone(fr);		/* used, whatever storing the token does */
-	if ((e = commands_config_store(fr->app, TOKEN_KEY, token,
-	    CMD_FROM_WEB)) != NULL) {
+	if ((e = fr->out.store_token(fr->out.arg, token)) != NULL) {
 		snprintf(msg, msglen, "%s", cJSON_GetStringValue(
 		    cJSON_GetObjectItemCaseSensitive(e, "error")));
 		cJSON_Delete(e);
@@ -322,58 +320,26 @@ firstrun_redeem(struct firstrun *fr, const char *code, const char *token,
 	return FIRSTRUN_DONE;
 }
 
-/* ---- commands ----------------------------------------------------------- */
+/* ---- what the setup commands read ----------------------------------------- */
 
-/*
- * "setup": whether setup is open, how long the code has left and how long
- * wrong codes are not compared. Asking while none is valid makes one
- * (shown at the box, never here).
- */
-cJSON *
-cmd_setup(struct app *app, const cJSON *args, enum cmd_origin from)
+bool
+firstrun_open(const struct firstrun *fr)
 {
-	struct firstrun	*fr = app->firstrun;
-	cJSON		*r = cJSON_CreateObject();
-	bool		 ready = fr != NULL && code_ready(fr);
-
-	if (r == NULL)
-		return NULL;
-	cJSON_AddBoolToObject(r, "needed", ready);
-	if (!ready)
-		return r;
-	cJSON_AddNumberToObject(r, "expires_in_s",
-	    (double)(setup_code_left_ms(&fr->sc, now_ms(fr)) / 1000));
-	cJSON_AddNumberToObject(r, "locked_s",
-	    (double)((setup_code_locked_ms(&fr->sc, now_ms(fr)) + 999) / 1000));
-	cJSON_AddStringToObject(r, "code_shown", "the box's console, its login "
-	    "screen and its log");
-	return r;
+	return fr != NULL && setup_open(fr->app);
 }
 
-/* "setup code", console only: the code itself, made if none is valid. */
-cJSON *
-cmd_setup_code(struct app *app, const cJSON *args, enum cmd_origin from)
+bool
+firstrun_code_ready(struct firstrun *fr)
 {
-	struct firstrun	*fr = app->firstrun;
-	char		 code[SETUP_CODE_TEXT_MAX];
-	cJSON		*r;
+	return fr != NULL && code_ready(fr);
+}
 
-	if (fr == NULL)
-		return commands_error("there is no status page (http.listen "
-		    "is empty): set the token here with admin-token set");
-	if (!setup_open(app))
-		return commands_error("an admin token is set already: setup is "
-		    "over (admin-token set changes it)");
-	if (!code_ready(fr))
-		return commands_error("no setup code: no random bytes (see the "
-		    "log)");
-	if ((r = cJSON_CreateObject()) == NULL)
-		return NULL;
-	setup_code_format(&fr->sc, code, sizeof(code));
-	cJSON_AddStringToObject(r, "code", code);
-	cJSON_AddNumberToObject(r, "expires_in_s",
-	    (double)(setup_code_left_ms(&fr->sc, now_ms(fr)) / 1000));
-	cJSON_AddStringToObject(r, "use", "type it with a new admin password "
-	    "on the status page");
-	return r;
+void
+firstrun_code(const struct firstrun *fr, struct firstrun_code *out)
+{
+	uint64_t	now = now_ms(fr);
+
+	setup_code_format(&fr->sc, out->text, sizeof(out->text));
+	out->left_s = setup_code_left_ms(&fr->sc, now) / 1000;
+	out->locked_s = (setup_code_locked_ms(&fr->sc, now) + 999) / 1000;
 }

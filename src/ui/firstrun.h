@@ -18,11 +18,13 @@
 #ifndef CACHEBOX_UI_FIRSTRUN_H
 #define CACHEBOX_UI_FIRSTRUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
-#include "ui/commands.h"
+#include "core/setup_code.h"
 
 struct app;
 struct firstrun;
@@ -41,12 +43,27 @@ enum firstrun_result {
 };
 
 /*
- * Start the first run for app (after the status page and the console are
- * up): when no admin token is set, make a code and show it. A token set
- * in the -c file or with --set, even an empty one, is the owner's choice:
- * then there is no setup. NULL only when out of memory.
+ * Where the first run shows and stores what it has, given by whoever
+ * starts it (main.c), so it calls no surface itself. notice: show text at
+ * the box's console (a no-op while none is open). page_port: the status
+ * page's port, for the login screen. store_token: store admin.token for a
+ * caller on the web, NULL when done or a new {"error": ...} it frees.
  */
-struct firstrun		*firstrun_start(struct app *);
+struct firstrun_sinks {
+	void		 (*notice)(void *arg, const char *text);
+	unsigned	 (*page_port)(void *arg);
+	cJSON		*(*store_token)(void *arg, const char *token);
+	void		  *arg;
+};
+
+/*
+ * Start the first run for app (after the status page is up): when no
+ * admin token is set, make a code and show it. A token set in the -c
+ * file or with --set, even an empty one, is the owner's choice: then
+ * there is no setup. NULL only when out of memory.
+ */
+struct firstrun		*firstrun_start(struct app *,
+			    const struct firstrun_sinks *);
 /* Stop; a code still valid dies here (its file is emptied). NULL is fine. */
 void			 firstrun_free(struct firstrun *);
 /*
@@ -72,8 +89,20 @@ enum firstrun_result	 firstrun_redeem(struct firstrun *, const char *code,
 size_t			 firstrun_console_text(const struct firstrun *,
 			    char *out, size_t outlen);
 
-/* Commands (commands.c's table): "setup" and the console's "setup code". */
-cJSON	*cmd_setup(struct app *, const cJSON *args, enum cmd_origin);
-cJSON	*cmd_setup_code(struct app *, const cJSON *args, enum cmd_origin);
+/*
+ * What the "setup" commands (cmd_box.c) read. firstrun_open: setup is
+ * open (no token set, and one may be set at run time). firstrun_code_ready:
+ * a valid code, made (and shown at the box) if none is. firstrun_code:
+ * the valid code, its seconds left and the seconds wrong codes are not
+ * compared; only after firstrun_code_ready said true.
+ */
+struct firstrun_code {
+	char		text[SETUP_CODE_TEXT_MAX];
+	uint64_t	left_s, locked_s;
+};
+bool			 firstrun_open(const struct firstrun *);
+bool			 firstrun_code_ready(struct firstrun *);
+void			 firstrun_code(const struct firstrun *,
+			    struct firstrun_code *);
 
 #endif

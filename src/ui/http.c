@@ -342,7 +342,7 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	}
 	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_AUTHORIZATION);
-	a = api_auth_check(config_get(h->app->cfg, "admin.token"), auth);
+	a = api_auth_check(config_get(h->app->cfg, CONFIG_ADMIN_TOKEN), auth);
 	if (a == API_AUTH_NO_TOKEN) {
 		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "no admin token is set: "
 		    "set an admin token from the console first "
@@ -523,7 +523,7 @@ answer_setup(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 		return send_error(c, status[res], "%s", msg);
 	if ((r = cJSON_CreateObject()) == NULL)
 		return MHD_NO;
-	cJSON_AddStringToObject(r, "admin.token", "set");
+	cJSON_AddStringToObject(r, CONFIG_ADMIN_TOKEN, "set");
 	return send_json(c, MHD_HTTP_OK, r);
 }
 
@@ -892,7 +892,7 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 	app_section_add(app, "http", http_status_json, h);
 	http_door_port_file(h->port_file, h->port, "http");
 	log_info("http: status page and API on %s (port %u)", listen, h->port);
-	if (!h->loopback && *config_get(app->cfg, "admin.token") == '\0')
+	if (!h->loopback && *config_get(app->cfg, CONFIG_ADMIN_TOKEN) == '\0')
 		log_warnx("http: %s is reachable from the network and no admin "
 		    "token is set: anyone there can read the status page; "
 		    "changes from the web stay refused until a token is set "
