@@ -1,5 +1,6 @@
 /*
- * uplink.c — the uplink core: follows uplink.url, picks and runs a driver,
+ * uplink.c — the uplink core: follows uplink.url, runs the driver its
+ * options pick (uplink_opts.pick; the drivers call the core, never back),
  * drives the queue-everything pass for a new target, keeps the status
  * (state, last error, forward rate) and answers the surfaces.
  *
@@ -204,29 +205,6 @@ uplink_backoff_ms(unsigned failures)
 	    failures > 0 ? failures - 1 : 0, UPLINK_BACKOFF_CAP_MS);
 }
 
-/* The driver for url's scheme; NULL with *why set when none serves it. */
-static const struct uplink_driver *
-uplink_pick(const char *url, const char **why)
-{
-	*why = NULL;
-	if (strncasecmp(url, "ws://", 5) == 0 ||
-	    strncasecmp(url, "wss://", 6) == 0)
-		return &uplink_nostr_driver;
-	if (strncasecmp(url, "postgres://", 11) == 0 ||
-	    strncasecmp(url, "postgresql://", 13) == 0) {
-#ifdef CACHEBOX_WITH_POSTGRES
-		return &uplink_pg_driver;
-#else
-		*why = "postgres:// uplinks need a build with "
-		    "CACHEBOX_WITH_POSTGRES=ON; this cacheboxd was built "
-		    "without libpq";
-		return NULL;
-#endif
-	}
-	*why = "uplink.url is not ws://, wss://, postgres:// or postgresql://";
-	return NULL;
-}
-
 static void
 uplink_driver_stop(struct uplink *up)
 {
@@ -257,7 +235,7 @@ uplink_switch(struct uplink *up, const char *url)
 		(void)store_inbox_target_clear(up->o.store);
 		return;
 	}
-	if ((up->drv = uplink_pick(url, &why)) == NULL) {
+	if ((up->drv = up->o.pick(url, &why)) == NULL) {
 		up->state = "unsupported";
 		uplink_set_error(up, "%s", why);
 		return;

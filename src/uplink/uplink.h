@@ -34,6 +34,7 @@ struct nostr_key;
 struct pool;
 struct dns;
 struct uplink;
+struct uplink_driver;
 
 /*
  * What the uplink works with; everything is borrowed and must outlive it.
@@ -55,7 +56,19 @@ struct uplink_opts {
 	 */
 	void			(*target_changed)(void *arg);
 	void			*target_arg;
+	/*
+	 * The driver for a URL's scheme, NULL with *why set when none serves
+	 * it: uplink_driver_for.
+	 */
+	const struct uplink_driver *(*pick)(const char *url, const char **why);
 };
+
+/*
+ * The driver for url's scheme (ws://, wss://, postgres://, postgresql://),
+ * or NULL with *why set to a sentence when none serves it (uplink/drivers.c).
+ */
+const struct uplink_driver *uplink_driver_for(const char *url,
+			    const char **why);
 
 /* What a status surface shows; strings owned by the uplink. */
 struct uplink_status {
