@@ -2,16 +2,20 @@
 # test_layers.sh — the layers of src/ (docs/ARCHITECTURE.md §2) hold:
 #   - every #include "..." of a file names a header of its own layer or of
 #     a layer below it (core < net, nostr < store, relay < sync < uplink,
-#     serve < app.c < ui < main.c, ctl.c);
+#     serve < app.c < ui < main.c, ctl.c; of net, store sees only url.h);
 #   - sqlite3.h is included only under src/store/;
 #   - no header includes itself back, directly or in a circle;
 #   - relay/relay.c includes nothing of relay/pool.h, calls no pool_
 #     function and never reaches into a pool: the pool owns the relays and
-#     is told through the hooks a relay is created with.
-# It reads the source, runs nothing, and prints each breach.
+#     is told through the hooks a relay is created with;
+#   - no two files of src/ call each other in a circle, also inside one
+#     folder (call_circles.py, from the symbols of the built objects: a
+#     lower file reaches a higher one only through a hook it is given).
+# It reads the source and the objects, runs nothing, and prints each breach.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || exit 77
-python3 - "$CACHEBOX_SRC/src" <<'PY'
+rc=0
+python3 - "$CACHEBOX_SRC/src" <<'PY' || rc=1
 import os, re, sys
 src = sys.argv[1]
 rank = {"core": 1, "net": 2, "nostr": 2, "store": 3, "relay": 3,
@@ -57,6 +61,8 @@ for f in sorted(files):
         if not os.path.exists(os.path.join(src, h)):
             continue
         other = layer(h)
+        if me == "store" and other == "net" and h != "net/url.h":
+            bad.append(f"{f}: includes {h} (store sees only net/url.h of net)")
         if other not in allowed[me]:
             bad.append(f"{f}: includes {h} ({other} is not below {me})")
         if f.endswith(".h"):
@@ -89,3 +95,11 @@ print(f"{len(files)} files read, {sum(len(v) for v in deps.values())} "
       f"dependencies, {len(bad)} breaches")
 sys.exit(1 if bad else 0)
 PY
+objs="$CACHEBOX_BUILD/src/CMakeFiles/cachebox.dir"
+if [ ! -d "$objs" ]; then
+	echo "FAIL - no objects in $objs (build the library first)"
+	exit 1
+fi
+python3 "$CACHEBOX_SRC/tests/integration/call_circles.py" "$objs" \
+    "${CACHEBOX_NM:-nm}" || rc=1
+exit $rc
