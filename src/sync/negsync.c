@@ -34,6 +34,7 @@
 #include "store/relays.h"
 #include "store/store.h"
 #include "sync/follow.h"
+#include "sync/idfetch.h"
 #include "sync/ingest.h"
 #include "sync/negsync.h"
 #include "sync/recovery.h"
@@ -41,15 +42,31 @@
 struct negsync;
 struct nstep;
 
-/* One exact-id REQ: a step's, or a recovery attempt (step NULL). */
+/* Where one id of a fetch is (nfetch.state). */
+enum nid_state {
+	NID_TODO = 0,		/* not asked yet, or asked again */
+	NID_ASKED,		/* in the REQ open now */
+	NID_CAME,		/* stored */
+	NID_MISSING,		/* asked within the relay's cap, not sent */
+};
+
+/*
+ * One exact-id fetch, a step's or a recovery attempt's (step NULL): its
+ * ids asked in REQs of at most the relay's cap, one after the other
+ * (sync/idfetch.h), until each came or is missing.
+ */
 struct nfetch {
 	TAILQ_ENTRY(nfetch)	 entry;
 	struct negsync		*ns;
 	struct nstep		*step;
-	struct pool_sub		*sub;
+	struct pool_sub		*sub;		/* the REQ open now */
 	char			 url[URL_MAX_BYTES + 1];
-	struct filter		 f;		/* owns the sorted ids */
-	uint8_t			*arrived;	/* per id, 1 once stored */
+	uint8_t			(*ids)[32];	/* sorted, each once */
+	size_t			 nids;
+	uint8_t			*state;		/* per id, enum nid_state */
+	struct filter		 f;		/* the REQ open now */
+	size_t			 asked;		/* ids in it */
+	size_t			 arrived;	/* of them, stored */
 	uint64_t		 timer;
 };
 TAILQ_HEAD(nfetch_list, nfetch);
@@ -104,6 +121,7 @@ struct nrelay {
 	enum negsync_support	 support;
 	int64_t			 at;		/* Unix s when learnt */
 	char			 why[NEGSYNC_WHY_MAX];	/* of a "no", or "" */
+	int64_t			 id_cap;	/* ids its answers stop at; 0: none seen */
 };
 
 struct negsync {
@@ -237,7 +255,8 @@ fetch_free(struct nfetch *f)
 		pool_sub_close(f->sub);
 	loop_timer_clear(f->ns->loop, &f->timer);
 	filter_free(&f->f);
-	free(f->arrived);
+	free(f->ids);
+	free(f->state);
 	free(f);
 }
 
@@ -249,6 +268,7 @@ fetch_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 	struct ingest_info	 info;
 	enum ingest_result	 r;
 	uint8_t			(*hit)[32];
+	size_t			 i;
 
 	r = ingest_event(ns->ing, msg, &f->f, 1, f->step != NULL ?
 	    INGEST_BACKFILL : INGEST_RECOVERY, f->url, &info);
@@ -260,23 +280,28 @@ fetch_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 		return;
 	if (ns->follow != NULL)
 		follow_note(ns->follow, r, &info);
-	hit = bsearch(info.id, f->f.ids, f->f.nids, 32, id_cmp);
-	if (hit != NULL)
-		f->arrived[hit - f->f.ids] = 1;
+	hit = bsearch(info.id, f->ids, f->nids, 32, id_cmp);
+	if (hit == NULL)
+		return;
+	i = (size_t)(hit - f->ids);
+	if (f->state[i] == NID_ASKED)
+		f->arrived++;
+	f->state[i] = NID_CAME;
 }
 
-/* The ids of f that did not come, into a new array (*n of them). */
-static uint8_t (*fetch_missing(const struct nfetch *f, size_t *n))[32]
+/* The ids of f in state st, into a new array (*n of them). */
+static uint8_t (*fetch_ids(const struct nfetch *f, enum nid_state st,
+    size_t *n))[32]
 {
 	uint8_t	(*m)[32];
 	size_t	 i;
 
 	*n = 0;
-	if ((m = calloc(f->f.nids, 32)) == NULL)
+	if ((m = calloc(f->nids ? f->nids : 1, 32)) == NULL)
 		return NULL;
-	for (i = 0; i < f->f.nids; i++)
-		if (!f->arrived[i])
-			memcpy(m[(*n)++], f->f.ids[i], 32);
+	for (i = 0; i < f->nids; i++)
+		if (f->state[i] == st)
+			memcpy(m[(*n)++], f->ids[i], 32);
 	return m;
 }
 
@@ -290,8 +315,8 @@ fetch_settle_step(struct nfetch *f)
 	uint8_t				(*m)[32];
 	size_t				 n;
 
-	ns->stats.fetched += f->f.nids;
-	if ((m = fetch_missing(f, &n)) == NULL || n == 0) {
+	ns->stats.fetched += f->nids;
+	if ((m = fetch_ids(f, NID_MISSING, &n)) == NULL || n == 0) {
 		free(m);
 		return;
 	}
@@ -315,19 +340,16 @@ fetch_settle_recovery(struct nfetch *f)
 	struct negsync		*ns = f->ns;
 	struct recovery_outcome	 o;
 	uint8_t			(*got)[32];
-	size_t			 i, n = 0;
+	size_t			 n;
 
-	if ((got = calloc(f->f.nids ? f->f.nids : 1, 32)) == NULL)
+	if ((got = fetch_ids(f, NID_CAME, &n)) == NULL)
 		return;
-	for (i = 0; i < f->f.nids; i++)
-		if (f->arrived[i])
-			memcpy(got[n++], f->f.ids[i], 32);
 	if (recovery_complete(ns->rec, f->url, (const uint8_t (*)[32])got, n,
 	    clock_wall_s() * 1000, &o) == 0 && o.result != RECOVERY_NONE) {
 		ns->stats.recovered += (uint64_t)o.recovered;
 		ns->stats.expired += (uint64_t)o.expired;
 		log_info("recovery: %s: %lld of %zu ids came; %lld pending, "
-		    "%lld expired", f->url, (long long)o.recovered, f->f.nids,
+		    "%lld expired", f->url, (long long)o.recovered, f->nids,
 		    (long long)o.remaining, (long long)o.expired);
 		if (o.result == RECOVERY_FULLY_RECOVERED &&
 		    o.can_restore_health && ingest_tx(ns->ing) == 0)
@@ -337,13 +359,122 @@ fetch_settle_recovery(struct nfetch *f)
 	free(got);
 }
 
-/* The fetch is over (EOSE, CLOSED, timeout): settle it and let it go. */
+/* The relay's NIP-11 max_limit, 0 when none is known. */
+static int64_t
+relay_max_limit(struct negsync *ns, const char *url)
+{
+	struct pool_relay_info	info;
+
+	return pool_relay_info_url(ns->pool, url, &info) == 0 &&
+	    info.max_limit > 0 ? info.max_limit : 0;
+}
+
+/* Ids one REQ asks of url when left are to ask (sync/idfetch.h). */
+static size_t
+fetch_chunk(struct negsync *ns, const char *url, size_t left)
+{
+	struct nrelay	*r = nrelay_get(ns, url);
+
+	return idfetch_chunk(left, RECOVERY_MAX_IDS_PER_ATTEMPT,
+	    r != NULL ? r->id_cap : 0, relay_max_limit(ns, url));
+}
+
+static const struct pool_sub_cbs fetch_cbs;
+static void	fetch_timeout(struct loop *, void *);
+
+/* Ask the next ids of f still to ask in one REQ. 0, or -1. */
+static int
+fetch_req(struct nfetch *f)
+{
+	size_t	i, todo = 0, n;
+
+	for (i = 0; i < f->nids; i++)
+		todo += f->state[i] == NID_TODO;
+	n = fetch_chunk(f->ns, f->url, todo);
+	filter_free(&f->f);
+	filter_init(&f->f);
+	if ((f->f.ids = malloc((n ? n : 1) * 32)) == NULL)
+		return -1;
+	for (i = 0; i < f->nids && f->f.nids < n; i++)
+		if (f->state[i] == NID_TODO) {
+			f->state[i] = NID_ASKED;
+			memcpy(f->f.ids[f->f.nids++], f->ids[i], 32);
+		}
+	f->f.has = FILTER_HAS_IDS;
+	f->asked = f->f.nids;
+	f->arrived = 0;
+	if ((f->sub = pool_sub_open(f->ns->pool, f->url, &f->f, 1, &fetch_cbs,
+	    f)) == NULL)
+		return -1;
+	f->timer = loop_timer_add(f->ns->loop, NEGSYNC_FETCH_TIMEOUT_MS,
+	    fetch_timeout, f);
+	return 0;
+}
+
+/*
+ * The REQ open now is over (eose: by its EOSE): settle its ids, and ask
+ * the rest at once when the relay stopped at its cap.
+ */
 static void
-fetch_done(struct nfetch *f)
+fetch_settle_req(struct nfetch *f, bool eose)
+{
+	struct nrelay		*r = nrelay_get(f->ns, f->url);
+	int64_t			 cap = r != NULL ? r->id_cap : 0;
+	enum idfetch_end	 end;
+	size_t			 i;
+
+	end = idfetch_settle(f->asked, f->arrived, eose, &cap);
+	if (r != NULL && cap != r->id_cap) {
+		log_info("negentropy: %s answers at most %lld ids at once; "
+		    "asking that many", f->url, (long long)cap);
+		r->id_cap = cap;
+	}
+	if (f->sub != NULL)
+		pool_sub_close(f->sub);
+	f->sub = NULL;
+	loop_timer_clear(f->ns->loop, &f->timer);
+	for (i = 0; i < f->nids; i++)
+		if (f->state[i] == NID_ASKED ||
+		    (end == IDFETCH_FAILED && f->state[i] == NID_TODO))
+			f->state[i] = end == IDFETCH_CAPPED ? NID_TODO :
+			    NID_MISSING;
+	f->asked = f->arrived = 0;
+}
+
+/* Whether f has ids still to ask. */
+static bool
+fetch_todo(const struct nfetch *f)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nids; i++)
+		if (f->state[i] == NID_TODO)
+			return true;
+	return false;
+}
+
+/*
+ * A REQ of f is over (EOSE, CLOSED, timeout): go on with the rest, or
+ * settle the fetch and let it go.
+ */
+static void
+fetch_done(struct nfetch *f, bool eose)
 {
 	struct nstep	*s = f->step;
 	struct negsync	*ns = f->ns;
+	size_t		 i;
 
+	fetch_settle_req(f, eose);
+	if (fetch_todo(f)) {
+		if (fetch_req(f) == 0)
+			return;
+		if (f->sub != NULL)
+			pool_sub_close(f->sub);
+		f->sub = NULL;
+		for (i = 0; i < f->nids; i++)
+			if (f->state[i] != NID_CAME)
+				f->state[i] = NID_MISSING;
+	}
 	if (s != NULL) {
 		fetch_settle_step(f);
 		TAILQ_REMOVE(&ns->fetches, f, entry);
@@ -362,7 +493,7 @@ fetch_done(struct nfetch *f)
 static void
 fetch_eose(struct pool_sub *sub, void *arg)
 {
-	fetch_done(arg);
+	fetch_done(arg, true);
 }
 
 static void
@@ -372,7 +503,7 @@ fetch_closed(struct pool_sub *sub, enum relay_reason reason,
 	struct nfetch	*f = arg;
 
 	f->sub = NULL;		/* ended by the pool */
-	fetch_done(f);
+	fetch_done(f, false);
 }
 
 static void
@@ -381,7 +512,7 @@ fetch_timeout(struct loop *l, void *arg)
 	struct nfetch	*f = arg;
 
 	f->timer = 0;
-	fetch_done(f);
+	fetch_done(f, false);
 }
 
 static const struct pool_sub_cbs fetch_cbs = {
@@ -389,8 +520,8 @@ static const struct pool_sub_cbs fetch_cbs = {
 };
 
 /*
- * An exact-id REQ for ids[0..n) on url (sorted here, repeats kept once).
- * The fetch, linked in ns->fetches, or NULL.
+ * An exact-id fetch of ids[0..n) on url (sorted here, repeats kept once),
+ * its first REQ sent. The fetch, linked in ns->fetches, or NULL.
  */
 static struct nfetch *
 fetch_open(struct negsync *ns, struct nstep *s, const char *url,
@@ -405,27 +536,22 @@ fetch_open(struct negsync *ns, struct nstep *s, const char *url,
 	f->step = s;
 	snprintf(f->url, sizeof(f->url), "%s", url);
 	filter_init(&f->f);
-	if ((f->f.ids = malloc(n * 32)) == NULL ||
-	    (f->arrived = calloc(n, 1)) == NULL)
+	if ((f->ids = malloc((n ? n : 1) * 32)) == NULL ||
+	    (f->state = calloc(n ? n : 1, 1)) == NULL)
 		goto fail;
-	memcpy(f->f.ids, ids, n * 32);
-	qsort(f->f.ids, n, 32, id_cmp);
+	memcpy(f->ids, ids, n * 32);
+	qsort(f->ids, n, 32, id_cmp);
 	for (i = 0; i < n; i++)
-		if (k == 0 || memcmp(f->f.ids[k - 1], f->f.ids[i], 32) != 0)
-			memmove(f->f.ids[k++], f->f.ids[i], 32);
-	f->f.nids = k;
-	f->f.has = FILTER_HAS_IDS;
-	if ((f->sub = pool_sub_open(ns->pool, url, &f->f, 1, &fetch_cbs,
-	    f)) == NULL)
+		if (k == 0 || memcmp(f->ids[k - 1], f->ids[i], 32) != 0)
+			memmove(f->ids[k++], f->ids[i], 32);
+	f->nids = k;
+	if (fetch_req(f) == -1)
 		goto fail;
-	f->timer = loop_timer_add(ns->loop, NEGSYNC_FETCH_TIMEOUT_MS,
-	    fetch_timeout, f);
 	TAILQ_INSERT_TAIL(&ns->fetches, f, entry);
 	return f;
 fail:
-	filter_free(&f->f);
-	free(f->arrived);
-	free(f);
+	f->ns = ns;
+	fetch_free(f);
 	return NULL;
 }
 
@@ -564,13 +690,12 @@ step_send(struct nstep *s)
 static void
 step_pump(struct nstep *s)
 {
-	size_t	n;
+	size_t	n, most;
 
+	most = fetch_chunk(s->ns, s->url, RECOVERY_MAX_IDS_PER_ATTEMPT);
 	while (s->nfetches < NEGSYNC_FETCHES_PER_STEP && s->nq > 0 &&
-	    (s->nq >= RECOVERY_MAX_IDS_PER_ATTEMPT || s->neg_done ||
-	    s->held)) {
-		n = s->nq < RECOVERY_MAX_IDS_PER_ATTEMPT ? s->nq :
-		    RECOVERY_MAX_IDS_PER_ATTEMPT;
+	    (s->nq >= most || s->neg_done || s->held)) {
+		n = s->nq < most ? s->nq : most;
 		if (fetch_open(s->ns, s, s->url, (const uint8_t (*)[32])s->queue,
 		    n) == NULL) {
 			step_end(s, NEGSYNC_FAILED, "cannot open a fetch");

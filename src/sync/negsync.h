@@ -9,8 +9,10 @@
  * session per time window of at most NEGSYNC_WINDOW_ITEMS of the box's own
  * items (neg_window_next: a 1,000,000-event history never becomes a
  * 40 MB set). The ids the relay has and the box lacks are fetched with
- * exact-id REQs of at most RECOVERY_MAX_IDS_PER_ATTEMPT ids, two at a time
- * per step, while the session goes on; when the queue of ids to fetch is
+ * exact-id REQs of at most RECOVERY_MAX_IDS_PER_ATTEMPT ids (and at most
+ * the relay's cap, learnt from a short answer: sync/idfetch.h; the ids
+ * past it are asked again at once), two at a time per step, while the
+ * session goes on; when the queue of ids to fetch is
  * full the session's next message waits (the protocol is request and
  * answer, so nothing else has to). An id that did not come goes to the
  * recovery index, which fetches it again later with backoff.
