@@ -108,6 +108,7 @@
 #define HTTP_API_AUTH_FAILURES		10		/* wrong admin tokens from one address... */
 #define HTTP_API_AUTH_WINDOW_MS		60000		/* ...within this window, after which it waits it out, ms */
 #define HTTP_API_AUTH_PEERS		16		/* addresses whose wrong tokens are counted at once */
+#define HTTP_API_AUTH_GLOBAL_FAILURES	40		/* wrong admin tokens from every address together within HTTP_API_AUTH_WINDOW_MS, after which none is checked until it ends */
 #define HTTP_API_MAX_REPLY_BYTES	(4 * 1024 * 1024) /* bytes of one JSON or metrics answer */
 #define ADMIN_TOKEN_MIN_CHARS		12		/* chars of an admin token */
 #define ADMIN_TOKEN_MAX_CHARS		256		/* chars of an admin token */

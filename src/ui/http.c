@@ -22,7 +22,10 @@
  * us buffer a body. An address that sends HTTP_API_AUTH_FAILURES wrong
  * tokens (or first-run setup codes) within HTTP_API_AUTH_WINDOW_MS is
  * answered 429 without a check until the window ends (each check costs a
- * salted hash).
+ * salted hash). Since an address is cheap on a LAN (and the address slots
+ * are few), HTTP_API_AUTH_GLOBAL_FAILURES wrong tokens from every address
+ * together within the same window stop every check until it ends, as the
+ * setup code's global limit does: the console is the way in meanwhile.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -94,6 +97,7 @@ struct http {
 	unsigned		 nconns;	/* not cut */
 	uint64_t		 cut_total;
 	struct auth_peer	 peers[HTTP_API_AUTH_PEERS];
+	struct auth_peer	 all;		/* every address together */
 	char			 listen[256];
 	char			 port_file[PATH_MAX];
 };
@@ -293,18 +297,45 @@ auth_peer(struct http *h, struct MHD_Connection *c, int make)
 	return stale;
 }
 
-/* Seconds c's peer must still wait before its token is checked, or 0. */
+/* Seconds p must still wait at max failures, or 0. */
 static unsigned
-auth_wait_s(struct http *h, struct MHD_Connection *c)
+window_wait_s(const struct auth_peer *p, unsigned max, uint64_t now)
 {
-	struct auth_peer	*p = auth_peer(h, c, 0);
-	uint64_t		 now = loop_now_ms(h->loop);
-
-	if (p == NULL || p->failures < HTTP_API_AUTH_FAILURES ||
+	if (p == NULL || p->failures < max ||
 	    now >= p->window_ms + HTTP_API_AUTH_WINDOW_MS)
 		return 0;
 	return (unsigned)((p->window_ms + HTTP_API_AUTH_WINDOW_MS - now +
 	    999) / 1000);
+}
+
+/*
+ * Seconds c's peer must still wait before its token is checked, or 0;
+ * *global tells whether every address waits.
+ */
+static unsigned
+auth_wait_s(struct http *h, struct MHD_Connection *c, bool *global)
+{
+	uint64_t	now = loop_now_ms(h->loop);
+	unsigned	w;
+
+	*global = false;
+	if ((w = window_wait_s(&h->all, HTTP_API_AUTH_GLOBAL_FAILURES,
+	    now)) > 0) {
+		*global = true;
+		return w;
+	}
+	return window_wait_s(auth_peer(h, c, 0), HTTP_API_AUTH_FAILURES, now);
+}
+
+/* One more failure in p's window. */
+static unsigned
+window_count(struct auth_peer *p, uint64_t now)
+{
+	if (p->failures == 0 || now >= p->window_ms + HTTP_API_AUTH_WINDOW_MS) {
+		p->window_ms = now;
+		p->failures = 0;
+	}
+	return ++p->failures;
 }
 
 static void
@@ -313,13 +344,14 @@ auth_failed(struct http *h, struct MHD_Connection *c)
 	struct auth_peer	*p = auth_peer(h, c, 1);
 	uint64_t		 now = loop_now_ms(h->loop);
 
+	if (window_count(&h->all, now) == HTTP_API_AUTH_GLOBAL_FAILURES)
+		log_warnx("http: %d wrong admin tokens or setup codes from "
+		    "every address within %d s; none is checked until then "
+		    "(the console still works)", HTTP_API_AUTH_GLOBAL_FAILURES,
+		    HTTP_API_AUTH_WINDOW_MS / 1000);
 	if (p == NULL)
 		return;
-	if (p->failures == 0 || now >= p->window_ms + HTTP_API_AUTH_WINDOW_MS) {
-		p->window_ms = now;
-		p->failures = 0;
-	}
-	if (++p->failures == HTTP_API_AUTH_FAILURES)
+	if (window_count(p, now) == HTTP_API_AUTH_FAILURES)
 		log_warnx("http: %u wrong admin tokens or setup codes from one "
 		    "address; it waits %d s", p->failures,
 		    HTTP_API_AUTH_WINDOW_MS / 1000);
@@ -334,10 +366,13 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	const char	*auth;
 	enum api_auth	 a;
 	unsigned	 wait;
+	bool		 global;
 
-	if ((wait = auth_wait_s(h, c)) > 0) {
+	if ((wait = auth_wait_s(h, c, &global)) > 0) {
 		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
-		    "admin tokens from this address; try again in %u s", wait);
+		    "admin tokens %s; try again in %u s", global ? "lately "
+		    "(from every address together; the console still works)" :
+		    "from this address", wait);
 		return 1;
 	}
 	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -370,11 +405,13 @@ static int
 admit_setup(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 {
 	unsigned	wait;
+	bool		global;
 
-	if ((wait = auth_wait_s(h, c)) > 0) {
+	if ((wait = auth_wait_s(h, c, &global)) > 0) {
 		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
-		    "setup codes or admin tokens from this address; try again "
-		    "in %u s", wait);
+		    "setup codes or admin tokens %s; try again in %u s", global ?
+		    "lately (from every address together)" : "from this address",
+		    wait);
 		return 1;
 	}
 	return 0;

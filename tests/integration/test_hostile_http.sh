@@ -18,7 +18,8 @@
 #     the web: no surface and no log line shows it;
 #   - malformed, duplicated and huge Content-Length: one 400/413, never
 #     two status lines; 500 query arguments: 414; wrong tokens are counted
-#     per address and answered 429 without a check past 10 a minute;
+#     per address and answered 429 without a check past 10 a minute, and
+#     past 40 a minute from every address together (40 addresses, 5 each);
 #   - a non-UTF-8 argument comes back as valid UTF-8 JSON;
 #   - a non-loopback http.listen without a token is warned about.
 . "$(dirname "$0")/lib.sh"
@@ -128,6 +129,46 @@ check "a non-UTF-8 query argument comes back as valid UTF-8 JSON" \
 cboxctl -d "$D" config get --json "$(printf 'x\xff')" >"$T/r" 2>&1 || true
 check "  and over the control socket" \
     python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$T/r"
+
+# Many addresses, each under its own limit (40 addresses of 127.0.0.0/8,
+# 5 wrong tokens each): the global cap answers 429 for every address.
+python3 - "$P" "$TOKEN" >"$T/spread.json" <<'PY'
+import json, socket, sys
+port, token = int(sys.argv[1]), sys.argv[2]
+def post(src, tok):
+    s = socket.socket(); s.settimeout(10); s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    s.sendall(("POST /api/log/level HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+               "Authorization: Bearer %s\r\nContent-Length: 2\r\n\r\n{}"
+               % (port, tok)).encode())
+    out = b""
+    while True:
+        b = s.recv(65536)
+        if not b: break
+        out += b
+    s.close()
+    head, _, body = out.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), body.decode()
+guesses = first429 = 0
+for a in range(2, 42):
+    for i in range(5):
+        code, body = post("127.0.0.%d" % a, "wrong-token-%02d-%d" % (a, i))
+        guesses += 1
+        if code == 429 and not first429:
+            first429 = guesses
+code, body = post("127.0.0.99", token)
+print(json.dumps({"guesses": guesses, "first_429": first429,
+                  "right_token": [code, body]}))
+PY
+sed 's/^/    /' "$T/spread.json"
+check "wrong tokens from 40 addresses (5 each): 429 once every address together has sent 40 in a minute" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if 0 < r["first_429"] <= 31 else 1)' "$T/spread.json"
+check "  then even the right token from a new address waits, saying why" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["right_token"]
+sys.exit(0 if r[0] == 429 and "every address" in r[1] else 1)' "$T/spread.json"
 
 # ---------------------------------------------------------------------------
 # 4. console.tty is never set remotely.
