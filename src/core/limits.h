@@ -344,13 +344,17 @@
  * and one event more per client between two checks), RELAYD_ACTIVE_SCANS
  * x STORE_SCAN_ROWS x 48 bytes for queries (384 KiB), and
  * RELAYD_MAX_NEG_SESSIONS x NEG_MAX_ITEMS x 40 bytes for NIP-77 (3.8
- * MiB): about 9.5 MiB on top of the daemon's own.
+ * MiB), and RELAYD_MEM_BUDGET for the filters of every subscription
+ * (2 MiB): about 11.5 MiB on top of the daemon's own.
  */
 #define RELAYD_MAX_CLIENTS		64		/* WebSocket clients at once */
 #define RELAYD_HANDSHAKE_SLOTS		16		/* connections at the door or upgrading besides them */
 #define RELAYD_MAX_MSG_BYTES		(128 * 1024)	/* bytes of one client message (NIP-11 max_message_length) */
 #define RELAYD_INPUT_BUDGET		(1024 * 1024)	/* bytes of messages being received over every client; a frame past it closes its connection (1013) */
 #define RELAYD_MAX_SUBS			20		/* open subscriptions per connection (NIP-11 max_subscriptions) */
+#define RELAYD_CLIENT_MEM		(1024 * 1024)	/* bytes the filters of one connection's subscriptions and NIP-77 sessions may hold; past it a new one is refused */
+#define RELAYD_MEM_BUDGET		(2 * 1024 * 1024) /* bytes the filters of every connection together may hold; past it a new subscription is refused */
+#define RELAYD_TRIM_BYTES		(256 * 1024)	/* filter bytes freed by leaving clients past which the heap is trimmed (at once when none is left) */
 #define RELAYD_MAX_FILTERS		10		/* filters in one REQ or COUNT (NIP-11 max_filters) */
 #define RELAYD_MAX_LIMIT		5000		/* events one filter gives its initial query; also the limit of a filter without one */
 #define RELAYD_SEND_HIGH_WATER		(64 * 1024)	/* queued bytes of a client above which its queries pause */

@@ -39,6 +39,31 @@ filter_free(struct filter *f)
 	filter_init(f);
 }
 
+/* What malloc(n) takes from the heap, near enough (glibc, 64-bit). */
+static size_t
+heap_bytes(size_t n)
+{
+	if (n == 0)
+		return 0;
+	return ((n + 8 + 15) & ~(size_t)15) < 32 ? 32 :
+	    (n + 8 + 15) & ~(size_t)15;
+}
+
+size_t
+filter_mem(const struct filter *f)
+{
+	size_t	n = 0, i, j;
+
+	n += heap_bytes(f->nids * 32) + heap_bytes(f->nauthors * 32) +
+	    heap_bytes(f->nkinds * sizeof(*f->kinds));
+	for (i = 0; i < f->ntags; i++) {
+		n += heap_bytes(f->tags[i].nvalues * sizeof(char *));
+		for (j = 0; j < f->tags[i].nvalues; j++)
+			n += heap_bytes(strlen(f->tags[i].values[j]) + 1);
+	}
+	return n;
+}
+
 /* Number of elements of array a, or -1 if a is not an array or over max. */
 static long
 filter_array_len(const cJSON *a, size_t max)

@@ -56,6 +56,13 @@ void	filter_init(struct filter *);
 void	filter_free(struct filter *);
 
 /*
+ * The heap f holds, in bytes: every list and tag value, each allocation
+ * counted as glibc's malloc keeps it (8 bytes of header, rounded up to
+ * 16, at least 32). What a caller charges to whoever asked for it.
+ */
+size_t	filter_mem(const struct filter *f);
+
+/*
  * Parse the filter object obj into f (initialised here). 0, or -1 with a
  * one-line reason in err, e.g. "ids: entry 3 is not 64 lowercase hex
  * digits", "unknown key \"author\"", "kinds: more than 100 entries"; f

@@ -145,6 +145,10 @@ neg_open(struct client *c, struct wire_msg *m)
 		neg_err(c, m->subid, msg);
 		return;
 	}
+	if (sub_mem_refusal(c, m, msg, sizeof(msg)) != NULL) {
+		neg_err(c, m->subid, msg);
+		return;
+	}
 	buf_init(&first, NEG_MAX_MSG_BYTES);
 	if (relay_msg_neg_decode(m->hex, m->hex_len, NEG_MAX_MSG_BYTES, &first,
 	    &why) == -1) {

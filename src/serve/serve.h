@@ -55,6 +55,7 @@ struct serve_stats {
 	uint64_t	writes_refused;	/* EVENTs refused (read-only, key, invalid) */
 	uint64_t	bad_messages;	/* malformed or refused messages */
 	uint64_t	cut_slow;	/* clients cut off for not reading */
+	uint64_t	refused_mem;	/* subscriptions refused: filters' memory spent */
 	uint64_t	nip11;		/* NIP-11 documents served */
 };
 

@@ -91,6 +91,7 @@ struct sub {
 	enum sub_phase		 phase;
 	struct filter		*filters;	/* owned */
 	size_t			 nfilters;
+	size_t			 mem;		/* charged to c and srv (sub_mem) */
 	struct store_scan	*scan;
 	int64_t			 after;		/* CATCHUP: last rowid seen */
 	uint64_t		 count;		/* COUNT: so far */
@@ -119,6 +120,7 @@ struct client {
 	struct sub_list		 subs;		/* REQ and COUNT */
 	struct sub_list		 negs;		/* NEG-OPEN sessions */
 	unsigned		 nsubs, nnegs;
+	size_t			 mem;		/* its subs' and negs' filters */
 	bool			 paused;	/* queue over the high-water mark */
 	char			 challenge[2 * RELAYD_CHALLENGE_BYTES + 1];
 	bool			 authed;	/* AUTH accepted */
@@ -144,6 +146,8 @@ struct serve {
 	struct sub_list		 waitq;		/* subs waiting for a scan slot */
 	unsigned		 active_scans;
 	unsigned		 neg_sessions;
+	size_t			 mem;		/* every client's mem */
+	size_t			 mem_peak;	/* highest since the last trim */
 	uint64_t		 work_timer;
 	uint64_t		 fill_timer;	/* tag index background fill */
 	uint64_t		 stall_timer;	/* stalled clients looked for */
@@ -206,6 +210,14 @@ void		 sub_close_msg(struct client *, const char *subid);
  * its first slice. NULL when out of memory.
  */
 struct sub	*sub_new(struct client *, enum sub_kind, struct wire_msg *);
+/*
+ * Whether c may open one more subscription or session for m: NULL, or
+ * the reason for a CLOSED or NEG-ERR ("blocked: ..." when this client
+ * holds its share, RELAYD_CLIENT_MEM; "error: ..." when every client
+ * together holds RELAYD_MEM_BUDGET), written into why.
+ */
+const char	*sub_mem_refusal(struct client *, const struct wire_msg *,
+		    char *why, size_t whylen);
 /* Free one subscription (off the run queue, its scan slot given back). */
 void		 sub_free(struct sub *);
 /* Put s on the run queue (no-op when there or not runnable). */

@@ -27,6 +27,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -347,6 +350,24 @@ mhd_run(struct serve *srv)
 }
 
 /*
+ * Clients left: give the heap back. glibc keeps what was freed (the
+ * filters of those clients, and the parse trees of their large messages,
+ * which are freed at once but leave the heap grown) until the top of the
+ * heap is free; malloc_trim returns every free page inside it too, so
+ * the daemon's RSS falls back after a crowd of clients leaves.
+ */
+static void
+heap_trim(struct serve *srv)
+{
+#ifdef __GLIBC__
+	if (srv->mem_peak - srv->mem < RELAYD_TRIM_BYTES && srv->nclients > 0)
+		return;
+	malloc_trim(0);
+#endif
+	srv->mem_peak = srv->mem;
+}
+
+/*
  * Top of every round: reap the clients that ended (their sockets go back
  * to libmicrohttpd, which closes them at once), then ask libmicrohttpd
  * when it wants to run next.
@@ -368,8 +389,10 @@ on_hook(struct loop *loop, void *arg)
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 		reaped = true;
 	}
-	if (reaped)
+	if (reaped) {
 		mhd_run(srv);
+		heap_trim(srv);
+	}
 	mhd_loop_arm(&srv->ml);
 }
 
@@ -683,6 +706,9 @@ serve_status_json(const void *part, cJSON *o)
 	cJSON_AddNumberToObject(o, "bad_messages", (double)s->bad_messages);
 	cJSON_AddNumberToObject(o, "cut_slow", (double)s->cut_slow);
 	cJSON_AddNumberToObject(o, "refused_full", (double)s->refused_full);
+	cJSON_AddNumberToObject(o, "refused_memory", (double)s->refused_mem);
+	cJSON_AddNumberToObject(o, "filter_bytes", (double)srv->mem);
+	cJSON_AddNumberToObject(o, "filter_bytes_max", RELAYD_MEM_BUDGET);
 	cJSON_AddNumberToObject(o, "nip11", (double)s->nip11);
 	cJSON_AddBoolToObject(o, "tag_index_ready",
 	    store_tags_ready(srv->st) == 1);
@@ -712,6 +738,7 @@ serve_clients_json(const struct serve *srv)
 		cJSON_AddNumberToObject(e, "events_sent",
 		    (double)c->events_sent);
 		cJSON_AddNumberToObject(e, "refused", (double)c->refused);
+		cJSON_AddNumberToObject(e, "filter_bytes", (double)c->mem);
 		cJSON_AddNumberToObject(e, "queued_bytes",
 		    (double)client_queued(c));
 		cJSON_AddNumberToObject(e, "bytes_out", c->peer != NULL ?

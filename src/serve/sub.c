@@ -18,6 +18,7 @@
  * cut off there only leaves the queues; sub_free_all at the reap frees
  * it), and never runs a slice for a client that is not open.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,12 +110,49 @@ sub_find(struct sub_list *l, const char *id)
 	return NULL;
 }
 
+/* What a subscription for m's filters holds. */
+static size_t
+sub_mem(const struct filter *f, size_t n)
+{
+	size_t	mem = sizeof(struct sub) + n * sizeof(*f), i;
+
+	for (i = 0; i < n; i++)
+		mem += filter_mem(&f[i]);
+	return mem;
+}
+
+const char *
+sub_mem_refusal(struct client *c, const struct wire_msg *m, char *why,
+    size_t whylen)
+{
+	struct serve	*srv = c->srv;
+	size_t		 mem = sub_mem(m->filters, m->nfilters);
+
+	if (c->mem + mem > RELAYD_CLIENT_MEM) {
+		snprintf(why, whylen, "blocked: this connection's filters would "
+		    "hold %zu KiB, over its %d KiB; close a subscription or "
+		    "ask for fewer values", (c->mem + mem + 1023) / 1024,
+		    RELAYD_CLIENT_MEM / 1024);
+	} else if (srv->mem + mem > RELAYD_MEM_BUDGET) {
+		snprintf(why, whylen, "error: the relay's memory for filters is "
+		    "spent (%zu KiB held by every connection together, at most "
+		    "%d KiB); try again later", (srv->mem + 1023) / 1024,
+		    RELAYD_MEM_BUDGET / 1024);
+	} else
+		return NULL;
+	srv->stats.refused_mem++;
+	c->refused++;
+	return why;
+}
+
 void
 sub_free(struct sub *s)
 {
 	struct client	*c = s->c;
 	size_t		 i;
 
+	c->mem -= s->mem;
+	c->srv->mem -= s->mem;
 	sub_unschedule(s);
 	slot_give(s);
 	store_scan_free(s->scan);
@@ -155,6 +193,11 @@ sub_new(struct client *c, enum sub_kind kind, struct wire_msg *m)
 	s->kind = kind;
 	s->phase = SUB_WAITING;
 	snprintf(s->id, sizeof(s->id), "%s", m->subid);
+	s->mem = sub_mem(m->filters, m->nfilters);
+	c->mem += s->mem;
+	c->srv->mem += s->mem;
+	if (c->srv->mem > c->srv->mem_peak)
+		c->srv->mem_peak = c->srv->mem;
 	s->filters = m->filters;
 	s->nfilters = m->nfilters;
 	m->filters = NULL;
@@ -183,6 +226,10 @@ sub_open(struct client *c, enum sub_kind kind, struct wire_msg *m)
 		    "subscriptions per connection (NIP-11 max_subscriptions)",
 		    RELAYD_MAX_SUBS);
 		c->srv->stats.bad_messages++;
+		client_closed(c, m->subid, why);
+		return NULL;
+	}
+	if (sub_mem_refusal(c, m, why, sizeof(why)) != NULL) {
 		client_closed(c, m->subid, why);
 		return NULL;
 	}

@@ -26,6 +26,13 @@ smooths over what is sent).
       a session while they hold both, then each of the two waits (up to
       90 s) for the server to end its idle session, and the third tries
       again. Prints what each was told.
+  relay_attack.py PORT memory N HOLD
+      N connections, one after another, each send 20 REQs of 3 filters x
+      8 tag letters x 1,000 two-character values (about 120 KB each) and
+      read the 20 answers; while all are held, a new connection sends a
+      small REQ. After HOLD more seconds all close. Prints how many REQs
+      were answered EOSE and CLOSED, the reasons, and the small REQ's
+      answer.
 
 Exit 0 always; the caller judges the figures.
 """
@@ -361,6 +368,49 @@ def negidle():
                       'after': md[0]}))
 
 
+def memory(n, hold):
+    alpha = 'abcdefghijklmnopqrstuvwxyz0123456789'
+    vals = [a + b for a in alpha for b in alpha][:1000]
+    filt = {'#' + l: vals for l in 'abcdefgh'}
+    socks, eose, closed, reasons, closes = [], 0, 0, set(), []
+    for i in range(n):
+        s = connect(timeout=60)
+        status, _, rest = handshake(s)
+        if status != 101:
+            closes.append(status)
+            continue
+        for j in range(20):
+            s.sendall(frame(json.dumps(['REQ', 'm%d' % j, filt, filt, filt],
+                                       separators=(',', ':')).encode()))
+        r = Reader(s, rest)
+        got = 0
+        try:
+            while got < 20:
+                op, p = r.next()
+                if op == 8:
+                    closes.append(struct.unpack('>H', p[:2])[0])
+                    break
+                if op != 1:
+                    continue
+                m = json.loads(p.decode())
+                if m[0] == 'EOSE':
+                    eose += 1; got += 1
+                elif m[0] == 'CLOSED':
+                    closed += 1; got += 1; reasons.add(m[2])
+        except (EOFError, OSError) as e:
+            closes.append(str(e))
+        socks.append(s)
+    small = exchange([frame(b'["REQ","small",{"kinds":[65534],"limit":1}]')],
+                     until_close=False, limit=1)
+    time.sleep(hold)
+    for s in socks:
+        s.close()
+    print(json.dumps({'eose': eose, 'closed': closed,
+                      'reasons': sorted(reasons), 'closes': closes,
+                      'small': small['messages'][0] if small['messages']
+                      else small['close']}))
+
+
 if mode == 'badinput':
     badinput()
 elif mode == 'conns':
@@ -375,3 +425,5 @@ elif mode == 'publish':
     print(json.dumps(out['messages'][0] if out['messages'] else out['close']))
 elif mode == 'negidle':
     negidle()
+elif mode == 'memory':
+    memory(int(sys.argv[3]), float(sys.argv[4]))

@@ -13,6 +13,12 @@
 #     most 20 open subscriptions";
 #   - 1,000 connections at once: 64 upgraded, every other one answered 503
 #     with a reason, none closed without a word;
+#   - 16 connections each sending 20 REQs of 3 filters x 8 tag letters x
+#     1,000 values (120 KB, 961 KiB of filters each): 2 served in all (the
+#     2 MiB the filters of every connection may hold), the second of one
+#     connection refused "blocked:" (1 MiB a connection), every other
+#     "error:" naming the spent budget; a small REQ meanwhile is served and
+#     the account is back to 0 when they leave;
 #   - NIP-42 AUTHs signed by nostr-tools for another relay's URL: refused,
 #     the box's own URLs accepted.
 # Meanwhile every status poll is answered, and afterwards the drain
@@ -120,6 +126,22 @@ sys.exit(0 if all(m[0] == "NEG-ERR" and m[2].startswith("closed: no NEG-MSG")
     for m in r["idle"]) else 1)' "$T/negidle.json"
 check "  then a new session is served" python3 -c 'import json, sys
 sys.exit(0 if json.load(open(sys.argv[1]))["after"] == "NEG-MSG" else 1)' "$T/negidle.json"
+python3 "$here/relay_attack.py" "$P" memory 16 0 >"$T/mem.json"
+cut -c1-300 "$T/mem.json" | sed 's/^/    /'
+check "filters of 16 x 20 huge REQs: 2 served (the relay's filter budget), the rest refused saying why" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+why = r["reasons"]
+sys.exit(0 if r["eose"] == 2 and r["closed"] == 318 and r["closes"] == [] and
+    len(why) == 2 and why[0].startswith("blocked: this connection'"'"'s filters") and
+    why[1].startswith("error: the relay'"'"'s memory for filters is spent") else 1)' "$T/mem.json"
+check "  a small REQ meanwhile is served" python3 -c 'import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))["small"] == ["EOSE", "small"] else 1)' "$T/mem.json"
+check "  and the account is empty once they left" wait_for 30 python3 -c 'import json, sys, urllib.request
+r = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/status" % sys.argv[1],
+    timeout=5))["relay_endpoint"]
+sys.exit(0 if r["filter_bytes"] == 0 and r["clients"] == 0 and
+    r["refused_memory"] == 318 else 1)' "$H"
 sed 's/^/    /' "$T/poll.json"
 check "every status poll answered during the attacks" python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
