@@ -366,6 +366,8 @@
 #define RELAYD_SLICE_EVENTS		500		/* events one query slice sends before the loop turns */
 #define RELAYD_ACTIVE_SCANS		8		/* queries (REQ, COUNT, NEG-OPEN) served at once; others wait their turn */
 #define RELAYD_MAX_NEG_SESSIONS		2		/* NIP-77 sessions open at once over every client */
+#define RELAYD_CLIENT_NEG_SESSIONS	1		/* NIP-77 sessions one connection may hold at once */
+#define RELAYD_NEG_MAX_MS		60000		/* a session open this long is closed, however often it is fed (a reconciliation of NEG_MAX_ITEMS takes a few rounds), ms */
 #define RELAYD_NEG_IDLE_MS		30000		/* a session the client leaves without a NEG-MSG this long after our answer is closed, ms */
 #define RELAYD_NEG_FRAME_BYTES		(64 * 1024)	/* frame-size limit of our NEG-MSG answers, bytes (binary) */
 #define RELAYD_NOTICE_MAX		256		/* bytes of a NOTICE, CLOSED or OK message we write */

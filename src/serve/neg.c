@@ -8,7 +8,9 @@
  * Bounds: a set of more than NEG_MAX_ITEMS items is refused with NEG-ERR
  * "blocked:" as soon as the scan passes the cap (nothing more is read),
  * at most RELAYD_MAX_NEG_SESSIONS sessions are open over every client
- * (40 bytes an item: 2 MB each at the cap), and our answers keep to
+ * (40 bytes an item: 2 MB each at the cap) and RELAYD_CLIENT_NEG_SESSIONS
+ * of them on one connection, a session lives at most RELAYD_NEG_MAX_MS
+ * (or RELAYD_NEG_IDLE_MS after our last answer), and our answers keep to
  * RELAYD_NEG_FRAME_BYTES. A NEG-OPEN with an id in use replaces that
  * session, as NIP-77 says.
  */
@@ -139,6 +141,13 @@ neg_open(struct client *c, struct wire_msg *m)
 
 	if ((old = neg_find(c, m->subid)) != NULL)
 		sub_free(old);
+	if (c->nnegs >= RELAYD_CLIENT_NEG_SESSIONS) {
+		snprintf(msg, sizeof(msg), "blocked: at most %d reconciliation "
+		    "per connection at a time; close the open one first",
+		    RELAYD_CLIENT_NEG_SESSIONS);
+		neg_err(c, m->subid, msg);
+		return;
+	}
 	if (srv->neg_sessions >= RELAYD_MAX_NEG_SESSIONS) {
 		snprintf(msg, sizeof(msg), "blocked: %d reconciliations are "
 		    "open already; try again later", RELAYD_MAX_NEG_SESSIONS);
@@ -167,6 +176,7 @@ neg_open(struct client *c, struct wire_msg *m)
 	}
 	s->hooks = &neg_hooks;
 	s->first = first;
+	s->opened_ms = loop_now_ms(srv->loop);
 	neg_storage_init(&s->items, NEG_MAX_ITEMS);
 	sub_schedule(s);
 }
@@ -208,11 +218,17 @@ neg_sweep(struct client *c, uint64_t now_ms)
 
 	for (s = TAILQ_FIRST(&c->negs); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
-		if (s->phase != SUB_NEG_OPEN ||
-		    now_ms - s->answered_ms < RELAYD_NEG_IDLE_MS)
+		if (s->phase != SUB_NEG_OPEN)
 			continue;
-		snprintf(why, sizeof(why), "closed: no NEG-MSG for %d s",
-		    RELAYD_NEG_IDLE_MS / 1000);
+		if (now_ms - s->opened_ms >= RELAYD_NEG_MAX_MS)
+			snprintf(why, sizeof(why), "closed: open for %d s, the "
+			    "most a reconciliation may take here",
+			    RELAYD_NEG_MAX_MS / 1000);
+		else if (now_ms - s->answered_ms >= RELAYD_NEG_IDLE_MS)
+			snprintf(why, sizeof(why), "closed: no NEG-MSG for %d s",
+			    RELAYD_NEG_IDLE_MS / 1000);
+		else
+			continue;
 		neg_err(c, s->id, why);
 		sub_free(s);
 	}

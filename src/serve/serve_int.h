@@ -103,6 +103,7 @@ struct sub {
 	bool			 sess_open;
 	bool			 over_cap;	/* more items than NEG_MAX_ITEMS */
 	uint64_t		 answered_ms;	/* our last NEG-MSG, loop time */
+	uint64_t		 opened_ms;	/* NEG-OPEN came, loop time */
 	struct buf		 first;		/* the NEG-OPEN message, decoded */
 };
 TAILQ_HEAD(sub_list, sub);
@@ -236,8 +237,10 @@ void		 neg_msg(struct client *, struct wire_msg *);
 void		 neg_close(struct client *, const char *subid);
 /*
  * End c's sessions that waited on the client RELAYD_NEG_IDLE_MS or longer
- * since our last answer (NEG-ERR "closed: ..."), so two idle clients
- * cannot hold the RELAYD_MAX_NEG_SESSIONS slots for good.
+ * since our last answer, or are open RELAYD_NEG_MAX_MS however often they
+ * are fed (NEG-ERR "closed: ..."), so idle clients, or ones that only
+ * keep a session alive, cannot hold the RELAYD_MAX_NEG_SESSIONS slots for
+ * good.
  */
 void		 neg_sweep(struct client *, uint64_t now_ms);
 

@@ -26,6 +26,11 @@ smooths over what is sent).
       a session while they hold both, then each of the two waits (up to
       90 s) for the server to end its idle session, and the third tries
       again. Prints what each was told.
+  relay_attack.py PORT negkeep
+      One client opens a NIP-77 session, then a second one on the same
+      connection, then keeps the first alive with a NEG-MSG every 5 s until
+      the relay ends it (at most 150 s). Prints the answers to both opens,
+      how many NEG-MSGs were answered and how the session ended.
   relay_attack.py PORT memory N HOLD
       N connections, one after another, each send 20 REQs of 3 filters x
       8 tag letters x 1,000 two-character values (about 120 KB each) and
@@ -368,6 +373,46 @@ def negidle():
                       'after': md[0]}))
 
 
+def negkeep():
+    first = '6100000200'
+    msg = lambda verb, sub, *rest: frame(json.dumps(
+        [verb, sub] + list(rest)).encode())
+    s = connect(timeout=10)
+    status, _, rest = handshake(s)
+    r = Reader(s, rest)
+
+    def answer():
+        while True:
+            op, p = r.next()
+            if op == 1:
+                return json.loads(p.decode())
+
+    s.sendall(msg('NEG-OPEN', 'k1', {'kinds': [65535]}, first))
+    one = answer()
+    s.sendall(msg('NEG-OPEN', 'k2', {'kinds': [65535]}, first))
+    two = answer()
+    if two[0] == 'NEG-MSG':
+        s.sendall(msg('NEG-CLOSE', 'k2'))
+    fed, end, start = 0, None, time.monotonic()
+    s.settimeout(5)
+    while end is None and time.monotonic() - start < 150:
+        try:
+            s.sendall(msg('NEG-MSG', 'k1', first))
+            m = answer()
+            if m[0] == 'NEG-MSG':
+                fed += 1
+                time.sleep(5)
+            else:
+                end = m
+        except socket.timeout:
+            continue
+        except (EOFError, OSError) as e:
+            end = str(e)
+    s.close()
+    print(json.dumps({'first': one[0], 'second': two, 'fed': fed,
+                      'end': end}))
+
+
 def memory(n, hold):
     alpha = 'abcdefghijklmnopqrstuvwxyz0123456789'
     vals = [a + b for a in alpha for b in alpha][:1000]
@@ -425,5 +470,7 @@ elif mode == 'publish':
     print(json.dumps(out['messages'][0] if out['messages'] else out['close']))
 elif mode == 'negidle':
     negidle()
+elif mode == 'negkeep':
+    negkeep()
 elif mode == 'memory':
     memory(int(sys.argv[3]), float(sys.argv[4]))

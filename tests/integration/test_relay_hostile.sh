@@ -13,6 +13,8 @@
 #     most 20 open subscriptions";
 #   - 1,000 connections at once: 64 upgraded, every other one answered 503
 #     with a reason, none closed without a word;
+#   - NIP-77: a second session on one connection is refused, and one kept
+#     alive with a NEG-MSG every 5 s is closed after 60 s;
 #   - 16 connections each sending 20 REQs of 3 filters x 8 tag letters x
 #     1,000 values (120 KB, 961 KiB of filters each): 2 served in all (the
 #     2 MiB the filters of every connection may hold), the second of one
@@ -126,6 +128,17 @@ sys.exit(0 if all(m[0] == "NEG-ERR" and m[2].startswith("closed: no NEG-MSG")
     for m in r["idle"]) else 1)' "$T/negidle.json"
 check "  then a new session is served" python3 -c 'import json, sys
 sys.exit(0 if json.load(open(sys.argv[1]))["after"] == "NEG-MSG" else 1)' "$T/negidle.json"
+python3 "$here/relay_attack.py" "$P" negkeep >"$T/negkeep.json"
+sed 's/^/    /' "$T/negkeep.json"
+check "NIP-77: one connection cannot hold both sessions" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["first"] == "NEG-MSG" and r["second"][0] == "NEG-ERR" and
+    r["second"][2].startswith("blocked: at most 1 reconciliation per connection") else 1)' "$T/negkeep.json"
+check "  a session kept alive by a NEG-MSG every 5 s is closed after 60 s, saying why" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["fed"] >= 3 and r["end"][0] == "NEG-ERR" and
+    r["end"][2].startswith("closed: open for 60 s") else 1)' "$T/negkeep.json"
 python3 "$here/relay_attack.py" "$P" memory 16 0 >"$T/mem.json"
 cut -c1-300 "$T/mem.json" | sed 's/^/    /'
 check "filters of 16 x 20 huge REQs: 2 served (the relay's filter budget), the rest refused saying why" \
