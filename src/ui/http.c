@@ -22,7 +22,11 @@
  * us buffer a body. An address that sends HTTP_API_AUTH_FAILURES wrong
  * tokens (or first-run setup codes) within HTTP_API_AUTH_WINDOW_MS is
  * answered 429 without a check until the window ends (each check costs a
- * salted hash). Since an address is cheap on a LAN (and the address slots
+ * salted hash). A request whose Host is not one of the box's names or
+ * addresses (net/boxnames.h: a page that a rebinding DNS points at the
+ * box sends its own name) is answered 421, and a state-changing one whose
+ * Origin is another site's (or "null", or Sec-Fetch-Site cross-site) 403,
+ * before anything else. Since an address is cheap on a LAN (and the address slots
  * are few), HTTP_API_AUTH_GLOBAL_FAILURES wrong tokens from every address
  * together within the same window stop every check until it ends, as the
  * setup code's global limit does: the console is the way in meanwhile.
@@ -41,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -53,6 +58,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/utf8.h"
+#include "net/boxnames.h"
 #include "net/http_door.h"
 #include "net/mhd_loop.h"
 #include "ui/api.h"
@@ -241,6 +247,63 @@ route(struct http *h, struct MHD_Connection *c, const char *url,
 	rq->kind = HTTP_ASSET;
 	if ((rq->asset = api_asset_for_path(url)) == NULL) {
 		*rc = send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- Host and Origin ----------------------------------------------------- */
+
+/* Whether origin ("scheme://authority", no path) is a page of the box. */
+static bool
+origin_ok(struct http *h, const char *origin)
+{
+	const char	*a;
+
+	if (strncasecmp(origin, "http://", 7) == 0)
+		a = origin + 7;
+	else if (strncasecmp(origin, "https://", 8) == 0)
+		a = origin + 8;
+	else
+		return false;	/* "null" (a sandbox, a file), another scheme */
+	return boxnames_hostport_ok(h->app->cfg, a, strcspn(a, "/"));
+}
+
+/*
+ * DNS rebinding and cross-site requests. A Host the box is not reached by
+ * is a page of another site that a rebinding DNS pointed here: nothing is
+ * answered to it (421), so it reads nothing either. A call that changes
+ * state (anything but GET and HEAD, /api/setup included) from a page of
+ * another site is refused (403) even when it needs no token, as setup
+ * does: a browser always sends Origin with one, and Sec-Fetch-Site where
+ * it knows it; a client without either (curl, cacheboxctl) is no page.
+ * Same contract as route().
+ */
+static int
+screen_site(struct http *h, struct MHD_Connection *c, const char *method,
+    enum MHD_Result *rc)
+{
+	const char	*host, *origin, *site;
+
+	host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST);
+	if (host != NULL && !boxnames_hostport_ok(h->app->cfg, host,
+	    strlen(host))) {
+		*rc = send_error(c, MHD_HTTP_MISDIRECTED_REQUEST, "this box is "
+		    "not reached by the name '%.100s' (Host); if it is one of "
+		    "its names, add it to box.names on the console", host);
+		return 1;
+	}
+	if (is_read(method))
+		return 0;
+	origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	site = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    "Sec-Fetch-Site");
+	if ((origin != NULL && !origin_ok(h, origin)) || (site != NULL &&
+	    strcasecmp(site, "cross-site") == 0)) {
+		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "refused: a page of "
+		    "another site (Origin '%.100s') may not change this box",
+		    origin != NULL ? origin : "?");
 		return 1;
 	}
 	return 0;
@@ -771,7 +834,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 			return MHD_NO;
 		buf_init(&rq->body, HTTP_API_MAX_BODY_BYTES);
 		*con_cls = rq;
-		if (route(h, c, url, method, rq, &rc) ||
+		if (screen_site(h, c, method, &rc) ||
+		    route(h, c, url, method, rq, &rc) ||
 		    admit(h, c, method, rq, &rc))
 			return rc;
 		return MHD_YES;

@@ -85,7 +85,7 @@ def get_status():
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=10)
         s.settimeout(10)
-        s.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         data = b""
         while True:
             b = s.recv(65536)
@@ -117,11 +117,11 @@ def poll_status(results):
 def main():
     threads = []
     if mode == "slowloris":
-        head = b"GET /api/status HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 200
+        head = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: " + b"a" * 200
         for _ in range(conns):
             threads.append(threading.Thread(target=attacker_slow, args=(head,)))
     elif mode == "slowbody":
-        head = (b"POST /api/log/level HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        head = (b"POST /api/log/level HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
                 + token.encode() + b"\r\nContent-Length: 60000\r\n\r\n" + b"{" + b" " * 59999)
         for _ in range(conns):
             threads.append(threading.Thread(target=attacker_slow_body, args=(head,)))

@@ -20,6 +20,9 @@
 #     two status lines; 500 query arguments: 414; wrong tokens are counted
 #     per address and answered 429 without a check past 10 a minute, and
 #     past 40 a minute from every address together (40 addresses, 5 each);
+#   - a Host that is not the box's: 421; a state-changing call whose Origin
+#     is another site's (or null, or Sec-Fetch-Site cross-site): 403, with
+#     the token and for /api/setup during the first run;
 #   - a non-UTF-8 argument comes back as valid UTF-8 JSON;
 #   - a non-loopback http.listen without a token is warned about.
 . "$(dirname "$0")/lib.sh"
@@ -114,6 +117,27 @@ check "500 query arguments: one 414" once "$out" 414
 # ---------------------------------------------------------------------------
 # 3. Wrong tokens per address; non-UTF-8 in an argument.
 B="http://127.0.0.1:$P"
+# DNS rebinding: a Host that is not the box's is answered nothing; a
+# state-changing call from another site's page is refused, token or not.
+code=$(curl -s -o "$T/r" -w '%{http_code}' -H "Host: evil.example:$P" "$B/api/status")
+check "Host: evil.example: 421, nothing read" test "$code" = 421
+check "  saying why" grep -q "not reached by the name 'evil.example:$P'" "$T/r"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Host: localhost:$P" "$B/api/status")
+check "  Host: localhost is the box: 200" test "$code" = 200
+code=$(curl -s -o "$T/r" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
+    -H "Origin: http://evil.example" -d '{}' "$B/api/log/level")
+check "a POST with the token from another site's page (Origin): 403" test "$code" = 403
+check "  saying why" grep -q "a page of another site" "$T/r"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
+    -H "Origin: null" -d '{}' "$B/api/log/level")
+check "  Origin: null: 403" test "$code" = 403
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
+    -H "Sec-Fetch-Site: cross-site" -d '{}' "$B/api/log/level")
+check "  Sec-Fetch-Site: cross-site: 403" test "$code" = 403
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
+    -H "Origin: http://127.0.0.1:$P" -d '{}' "$B/api/log/level")
+check "  from the box's own page: 200" test "$code" = 200
+
 for i in $(seq 10); do
 	curl -s -o /dev/null -X POST -H "Authorization: Bearer wrong-token-000$i" \
 	    -d '{}' "$B/api/log/level"
@@ -292,4 +316,12 @@ curl -s "http://127.0.0.1:$(ports "$F")/api/status" >"$T/st.json"
 check "  and the status shows the bind address" python3 -c 'import json, sys
 h = json.load(open(sys.argv[1]))["http"]
 sys.exit(0 if h["listen"] == "0.0.0.0:0" and not h["loopback_only"] else 1)' "$T/st.json"
+# During the first run a cross-site text/plain POST (no preflight) to
+# /api/setup is refused before the code is looked at.
+code=$(curl -s -o "$T/r" -w '%{http_code}' -X POST -H "Content-Type: text/plain" \
+    -H "Origin: http://evil.example" -d '{"code":"0000000000","token":"cross-site-token-1"}' \
+    "http://127.0.0.1:$(ports "$F")/api/setup")
+check "first run: a cross-site POST to /api/setup is refused (403)" test "$code" = 403
+check "  as a page of another site, the code never compared" grep -q "a page of another site" "$T/r"
+check "  and no wrong code counted" bash -c "! grep -q 'wrong setup code' '$T/d.log'"
 finish
