@@ -365,6 +365,7 @@
 #define RELAYD_SLICE_ROWS		2000		/* rows one query slice examines before the loop turns */
 #define RELAYD_SLICE_EVENTS		500		/* events one query slice sends before the loop turns */
 #define RELAYD_ACTIVE_SCANS		8		/* queries (REQ, COUNT, NEG-OPEN) served at once; others wait their turn */
+#define RELAYD_CLIENT_SCANS		2		/* of those, queries one connection holds at once; its others wait while other clients' queries go first */
 #define RELAYD_MAX_NEG_SESSIONS		2		/* NIP-77 sessions open at once over every client */
 #define RELAYD_CLIENT_NEG_SESSIONS	1		/* NIP-77 sessions one connection may hold at once */
 #define RELAYD_NEG_MAX_MS		60000		/* a session open this long is closed, however often it is fed (a reconciliation of NEG_MAX_ITEMS takes a few rounds), ms */

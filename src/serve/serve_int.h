@@ -122,6 +122,7 @@ struct client {
 	struct sub_list		 negs;		/* NEG-OPEN sessions */
 	unsigned		 nsubs, nnegs;
 	size_t			 mem;		/* its subs' and negs' filters */
+	unsigned		 scans;		/* scan slots its subs hold */
 	bool			 paused;	/* queue over the high-water mark */
 	char			 challenge[2 * RELAYD_CHALLENGE_BYTES + 1];
 	bool			 authed;	/* AUTH accepted */

@@ -8,7 +8,10 @@
  * RELAYD_SLICE_ROWS rows examined, RELAYD_SLICE_EVENTS events sent) and
  * puts it back at the tail, so the loop turns between slices and every
  * client gets its turn. At most RELAYD_ACTIVE_SCANS queries hold a scan
- * at once (the others wait on waitq, first come first served). A slice
+ * at once, and at most RELAYD_CLIENT_SCANS of one client (the others wait
+ * on waitq, first come first served among those whose client is under its
+ * share), so one client's pile of queries cannot keep another's waiting
+ * until they are all done. A slice
  * stops as soon as its client's queue passes the high-water mark; the
  * subscription then leaves the run queue until the client drains
  * (sub_resume_client). Live events are pushed from ingest's listener; a
@@ -51,6 +54,15 @@ runnable(const struct sub *s)
 	    s->phase == SUB_CATCHUP);
 }
 
+/* Whether s waits for a scan slot it cannot have now. */
+static bool
+must_wait(const struct sub *s)
+{
+	return s->phase == SUB_WAITING && !s->holds_slot &&
+	    (s->c->srv->active_scans >= RELAYD_ACTIVE_SCANS ||
+	    s->c->scans >= RELAYD_CLIENT_SCANS);
+}
+
 void
 sub_schedule(struct sub *s)
 {
@@ -58,8 +70,7 @@ sub_schedule(struct sub *s)
 
 	if (s->queued || !runnable(s))
 		return;
-	if (s->phase == SUB_WAITING && !s->holds_slot &&
-	    srv->active_scans >= RELAYD_ACTIVE_SCANS) {
+	if (must_wait(s)) {
 		TAILQ_INSERT_TAIL(&srv->waitq, s, runq);
 		s->queued = true;
 		return;
@@ -79,7 +90,11 @@ slot_give(struct sub *s)
 		return;
 	s->holds_slot = false;
 	srv->active_scans--;
-	if ((w = TAILQ_FIRST(&srv->waitq)) != NULL) {
+	s->c->scans--;
+	TAILQ_FOREACH(w, &srv->waitq, runq)
+		if (!must_wait(w))
+			break;
+	if (w != NULL) {
 		TAILQ_REMOVE(&srv->waitq, w, runq);
 		w->queued = false;
 		sub_schedule(w);
@@ -337,6 +352,7 @@ query_start(struct sub *s)
 	if (!s->holds_slot) {
 		s->holds_slot = true;
 		srv->active_scans++;
+		s->c->scans++;
 	}
 	if ((s->scan = store_scan_new(srv->st, s->filters, s->nfilters,
 	    &o)) == NULL)
@@ -422,8 +438,7 @@ work(struct loop *l, void *arg)
 		return;
 	TAILQ_REMOVE(&srv->runq, s, runq);
 	s->queued = false;
-	if (s->phase == SUB_WAITING && !s->holds_slot &&
-	    srv->active_scans >= RELAYD_ACTIVE_SCANS) {
+	if (must_wait(s)) {
 		/* Queued while a slot was free; others took them since. */
 		TAILQ_INSERT_TAIL(&srv->waitq, s, runq);
 		s->queued = true;

@@ -31,6 +31,11 @@ smooths over what is sent).
       connection, then keeps the first alive with a NEG-MSG every 5 s until
       the relay ends it (at most 150 s). Prints the answers to both opens,
       how many NEG-MSGs were answered and how the session ended.
+  relay_attack.py PORT fairslots
+      One client sends 20 COUNTs of 10 filters that read the whole store
+      (then a bad message, whose NOTICE says all 20 were read); another,
+      connected already, then sends a small REQ. Prints how many COUNT
+      answers the first had received when the second got its EOSE.
   relay_attack.py PORT memory N HOLD
       N connections, one after another, each send 20 REQs of 3 filters x
       8 tag letters x 1,000 two-character values (about 120 KB each) and
@@ -413,6 +418,57 @@ def negkeep():
                       'end': end}))
 
 
+def fairslots():
+    h = connect(timeout=60)
+    _, _, hrest = handshake(h)
+    v = connect(timeout=60)
+    _, _, vrest = handshake(v)
+    hr, vr = Reader(h, hrest), Reader(v, vrest)
+    filters = [{'since': i} for i in range(10)]
+    for j in range(20):
+        h.sendall(frame(json.dumps(['COUNT', 'c%d' % j] + filters).encode()))
+    h.sendall(frame(b'["FROB"]'))
+    seen, lock, done = [], threading.Lock(), threading.Event()
+
+    def read_hostile():
+        try:
+            while True:
+                op, p = hr.next()
+                if op != 1:
+                    continue
+                m = json.loads(p.decode())
+                with lock:
+                    seen.append(m[0])
+                if m[0] == 'NOTICE':
+                    done.set()
+                if seen.count('COUNT') == 20:
+                    return
+        except (EOFError, OSError):
+            done.set()
+
+    t = threading.Thread(target=read_hostile)
+    t.start()
+    done.wait(60)
+    with lock:
+        before_req = seen.count('COUNT')
+    v.sendall(frame(b'["REQ","v",{"kinds":[65534],"limit":1}]'))
+    answer = None
+    try:
+        while answer is None:
+            op, p = vr.next()
+            if op == 1:
+                answer = json.loads(p.decode())
+    except (EOFError, OSError) as e:
+        answer = str(e)
+    with lock:
+        at_eose = seen.count('COUNT')
+    t.join(120)
+    h.close(); v.close()
+    print(json.dumps({'answer': answer, 'counts_before_req': before_req,
+                      'counts_at_eose': at_eose,
+                      'counts_total': seen.count('COUNT')}))
+
+
 def memory(n, hold):
     alpha = 'abcdefghijklmnopqrstuvwxyz0123456789'
     vals = [a + b for a in alpha for b in alpha][:1000]
@@ -472,5 +528,7 @@ elif mode == 'negidle':
     negidle()
 elif mode == 'negkeep':
     negkeep()
+elif mode == 'fairslots':
+    fairslots()
 elif mode == 'memory':
     memory(int(sys.argv[3]), float(sys.argv[4]))

@@ -13,6 +13,8 @@
 #     most 20 open subscriptions";
 #   - 1,000 connections at once: 64 upgraded, every other one answered 503
 #     with a reason, none closed without a word;
+#   - one connection's 20 COUNTs of 10 whole-store filters hold 2 of the 8
+#     query slots: another connection's REQ is answered before 8 of them;
 #   - NIP-77: a second session on one connection is refused, and one kept
 #     alive with a NEG-MSG every 5 s is closed after 60 s;
 #   - 16 connections each sending 20 REQs of 3 filters x 8 tag letters x
@@ -128,6 +130,13 @@ sys.exit(0 if all(m[0] == "NEG-ERR" and m[2].startswith("closed: no NEG-MSG")
     for m in r["idle"]) else 1)' "$T/negidle.json"
 check "  then a new session is served" python3 -c 'import json, sys
 sys.exit(0 if json.load(open(sys.argv[1]))["after"] == "NEG-MSG" else 1)' "$T/negidle.json"
+python3 "$here/relay_attack.py" "$P" fairslots >"$T/fair.json"
+sed 's/^/    /' "$T/fair.json"
+check "20 COUNTs of 10 whole-store filters on one connection do not keep another's REQ waiting" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["answer"] == ["EOSE", "v"] and r["counts_at_eose"] < 8 and
+    r["counts_total"] == 20 else 1)' "$T/fair.json"
 python3 "$here/relay_attack.py" "$P" negkeep >"$T/negkeep.json"
 sed 's/^/    /' "$T/negkeep.json"
 check "NIP-77: one connection cannot hold both sessions" python3 -c 'import json, sys
