@@ -359,6 +359,60 @@ named_param(const struct command_param *p, int n, const char *word,
 	return -1;
 }
 
+#define NEAR_NAME_MAX	31	/* struct command_param's name */
+
+/*
+ * Edits (insert, delete, substitute, swap two neighbours) from a[0..m) to
+ * b, or more than 2 when more: a parameter's name is at most a few words.
+ */
+static int
+name_distance(const char *a, size_t m, const char *b)
+{
+	int	 d[3][NEAR_NAME_MAX + 1], best;
+	size_t	 i, j, n = strlen(b);
+
+	if (m > NEAR_NAME_MAX || n > NEAR_NAME_MAX)
+		return 3;
+	for (j = 0; j <= n; j++)
+		d[0][j] = (int)j;
+	for (i = 1; i <= m; i++) {
+		int	*r = d[i % 3], *p = d[(i - 1) % 3], *q = d[(i + 1) % 3];
+
+		r[0] = (int)i;
+		for (j = 1; j <= n; j++) {
+			best = p[j - 1] + (a[i - 1] != b[j - 1]);
+			if (p[j] + 1 < best)
+				best = p[j] + 1;
+			if (r[j - 1] + 1 < best)
+				best = r[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && q[j - 2] + 1 < best)
+				best = q[j - 2] + 1;
+			r[j] = best;
+		}
+	}
+	return d[m % 3][n];
+}
+
+/*
+ * The parameter a mistyped name=value word most likely meant (within two
+ * edits, the nearest first), or -1: "kind=3" for "kinds".
+ */
+static int
+near_param(const struct command_param *p, int n, const char *word)
+{
+	const char	*eq = strchr(word, '=');
+	int		 i, d, best = -1, bestd = 3;
+
+	for (i = 0; eq != NULL && eq > word && i < n; i++)
+		if ((d = name_distance(word, (size_t)(eq - word),
+		    p[i].name)) < bestd) {
+			bestd = d;
+			best = i;
+		}
+	return best;
+}
+
 static int
 add_arg(cJSON *args, const char *name, const char *value, char *err,
     size_t errlen)
@@ -397,6 +451,16 @@ commands_build_args(const struct command *c, int argc, char *const *argv,
 	for (i = 0; i < argc; i++) {
 		if (named_param(p, n, argv[i], &value) != -1)
 			continue;
+		/* Only where every word is name=value: a positional value
+		 * may hold '=' (a libpq connection string). */
+		if ((c->flags & CMD_NAMED) &&
+		    (k = near_param(p, n, argv[i])) != -1) {
+			snprintf(err, errlen, "%s: no parameter '%.*s': did "
+			    "you mean %s=%.64s? (one of: %s)", c->name,
+			    (int)(strchr(argv[i], '=') - argv[i]), argv[i],
+			    p[k].name, strchr(argv[i], '=') + 1, c->params);
+			goto bad;
+		}
 		if (c->flags & CMD_NAMED) {
 			snprintf(err, errlen, "%s: '%.64s' is not name=value "
 			    "with one of: %s", c->name, argv[i], c->params);

@@ -130,6 +130,7 @@ test_named_args(void **state)
 			    "batch_size=50" };
 		char	*w7[] = { "kinds=0", "colour=red" };
 		char	*w8[] = { "relay-lists" };
+		char	*w9[] = { "kind=3" }, *w10[] = { "autors=ab" };
 
 		assert_non_null(a = commands_build_args(c, 3, w6, err,
 		    sizeof(err)));
@@ -144,6 +145,13 @@ test_named_args(void **state)
 		assert_null(commands_build_args(c, 1, w8, err, sizeof(err)));
 		assert_true(strncmp(err, "jobs new: 'relay-lists' is not", 30) ==
 		    0);
+		/* a near miss of a name is answered with the name meant */
+		assert_null(commands_build_args(c, 1, w9, err, sizeof(err)));
+		assert_true(strncmp(err, "jobs new: no parameter 'kind': did "
+		    "you mean kinds=3? (one of: [label] [kinds]", 65) == 0);
+		assert_null(commands_build_args(c, 1, w10, err, sizeof(err)));
+		assert_true(strncmp(err, "jobs new: no parameter 'autors': did "
+		    "you mean authors=ab?", 56) == 0);
 	}
 	assert_false(commands_takes_body(commands_find("jobs show")));
 	assert_true(commands_takes_body(commands_find("jobs dry-run")));
