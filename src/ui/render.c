@@ -264,6 +264,70 @@ str_member(const cJSON *o, const char *name)
 }
 
 /*
+ * config list, one line per key: key (padded), value (or "(empty)"), and
+ * where it comes from unless it is the default; a pinned key says by what.
+ */
+static int
+render_config_list(struct buf *out, const cJSON *v, const char *nl)
+{
+	const cJSON	*e, *list = cJSON_GetObjectItem(v, "config");
+	int		 w = 0, n;
+
+	cJSON_ArrayForEach(e, list)
+		if ((n = (int)strlen(str_member(e, "key"))) > w)
+			w = n;
+	cJSON_ArrayForEach(e, list) {
+		const char	*val = str_member(e, "value");
+		const char	*src = str_member(e, "source");
+		const char	*pin = str_member(e, "pinned_by");
+		const char	*unit = str_member(e, "unit");
+
+		if (buf_printf(out, "%-*s  %s%s%s", w, str_member(e, "key"),
+		    *val ? val : "(empty)", *val && *unit ? " " : "",
+		    *val ? unit : "") == -1)
+			return -1;
+		if (*pin && buf_printf(out, "  (pinned by %s)", pin) == -1)
+			return -1;
+		if (!*pin && *src && strcmp(src, "default") != 0 &&
+		    buf_printf(out, "  (%s)", src) == -1)
+			return -1;
+		if (buf_puts(out, nl) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * relays list, one line per relay: URL (padded), role, state and what its
+ * health says, events received, and the last error when there is one.
+ */
+static int
+render_relays_list(struct buf *out, const cJSON *v, const char *nl)
+{
+	const cJSON	*r, *list = cJSON_GetObjectItem(v, "relays");
+	int		 w = 0, n = cJSON_GetArraySize(list);
+
+	if (buf_printf(out, "%d relay%s%s", n, n == 1 ? "" : "s", nl) == -1)
+		return -1;
+	cJSON_ArrayForEach(r, list)
+		if ((n = (int)strlen(str_member(r, "url"))) > w)
+			w = n;
+	cJSON_ArrayForEach(r, list) {
+		const cJSON	*ev = cJSON_GetObjectItem(r, "events");
+		const char	*health = str_member(r, "health");
+		const char	*err = str_member(r, "last_error");
+
+		if (buf_printf(out, "%-*s  %-9s  %-10s  %s%sevents %.0f%s%s%s",
+		    w, str_member(r, "url"), str_member(r, "role"),
+		    str_member(r, "state"), health, *health ? "  " : "",
+		    cJSON_IsNumber(ev) ? ev->valuedouble : 0,
+		    *err ? "  last error: " : "", err, nl) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * follows, one line per author: npub, state, relays complete of those
  * known, events fetched, root/stale, the reason when no relay is known.
  * A count by state comes first.
@@ -389,5 +453,11 @@ render_answer(struct buf *out, const char *name, const cJSON *v,
 	if (strcmp(name, "follows") == 0 && !(flags & RENDER_RELAYS) &&
 	    cJSON_IsArray(cJSON_GetObjectItem(v, "follows")))
 		return render_follows(out, v, nl);
+	if (strcmp(name, "config list") == 0 &&
+	    cJSON_IsArray(cJSON_GetObjectItem(v, "config")))
+		return render_config_list(out, v, nl);
+	if (strcmp(name, "relays list") == 0 &&
+	    cJSON_IsArray(cJSON_GetObjectItem(v, "relays")))
+		return render_relays_list(out, v, nl);
 	return render_human(out, v, nl);
 }

@@ -470,6 +470,44 @@ test_render_units(void **state)
 	cJSON_Delete(v);
 }
 
+/* config list and relays list: a line per key and per relay, not a dump. */
+static void
+test_render_lists(void **state)
+{
+	cJSON		*c = cJSON_Parse("{\"config\":[{\"key\":\"a.b\","
+	    "\"value\":\"5\",\"source\":\"default\",\"unit\":\"ms\"},"
+	    "{\"key\":\"follow.roots\",\"value\":\"\",\"source\":"
+	    "\"database\",\"unit\":\"\"},{\"key\":\"http.listen\","
+	    "\"value\":\"x:1\",\"source\":\"command line\",\"pinned_by\":"
+	    "\"--set on the command line\",\"unit\":\"\"}]}");
+	cJSON		*r = cJSON_Parse("{\"relays\":[{\"url\":\"ws://a\","
+	    "\"role\":\"bootstrap\",\"state\":\"backoff\",\"health\":"
+	    "\"never opened\",\"events\":0,\"last_error\":\"refused\"},"
+	    "{\"url\":\"wss://bb\",\"role\":\"outbox\",\"state\":"
+	    "\"open\",\"events\":205,\"last_error\":null}]}");
+	struct buf	 out;
+
+	buf_init(&out, 4096);
+	assert_int_equal(render_answer(&out, "config list", c, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "a.b           5 ms\n"
+	    "follow.roots  (empty)  (database)\n"
+	    "http.listen   x:1  (pinned by --set on the command line)\n");
+	buf_reset(&out);
+	assert_int_equal(render_answer(&out, "relays list", r, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out), "2 relays\n"
+	    "ws://a    bootstrap  backoff     never opened  events 0  last "
+	    "error: refused\n"
+	    "wss://bb  outbox     open        events 205\n");
+	buf_reset(&out);
+	assert_int_equal(render_answer(&out, "relays list", r, RENDER_JSON,
+	    "\n"), 0);
+	assert_non_null(strstr(buf_cstr(&out), "\"events\":\t205"));
+	buf_free(&out);
+	cJSON_Delete(c);
+	cJSON_Delete(r);
+}
+
 /*
  * follows: one line per author unless --relays; the flags words; events
  * is what the store holds of the author, not what its drain received.
@@ -526,6 +564,7 @@ main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_render_units),
 		cmocka_unit_test(test_render_follows),
+		cmocka_unit_test(test_render_lists),
 		cmocka_unit_test(test_match_and_args),
 		cmocka_unit_test(test_named_args),
 		cmocka_unit_test(test_is_error),
