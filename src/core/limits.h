@@ -390,6 +390,7 @@
 #define IMPORT_MAX_LINE_BYTES		(EVENT_MAX_BYTES_CEILING + 1) /* bytes of one line of an import stream */
 #define IMPORT_REPORT_INVALID		10		/* invalid lines an import reports by number and reason */
 #define IMPORT_BUSY_RETRY_MS		20		/* an import paused for the relay's clients looks again after, ms */
+#define IMPORT_READ_BYTES		4096		/* bytes of an import read per turn of the loop (about 10 events: a few ms of signature checks) */
 #define BACKUP_STEP_PAGES		256		/* database pages one backup step copies */
 #define BACKUP_STEP_GAP_MS		5		/* pause between two backup steps, ms */
 #define BACKUP_BUSY_RETRY_MS		20		/* retry of a step that found a write transaction open, ms */

@@ -271,7 +271,12 @@ stream_resume(struct loop *loop, void *arg)
 static void
 stream_read(struct ctl_client *c)
 {
-	static uint8_t	chunk[64 * 1024];
+	/*
+	 * Small reads: every line read is verified and stored before the loop
+	 * looks at anything else, so a read is one slice of the loop's time
+	 * (the rest waits in the socket for the next turn).
+	 */
+	static uint8_t	chunk[IMPORT_READ_BYTES];
 	ssize_t		n;
 
 	if (c->owner->ops.busy != NULL && c->owner->ops.busy(c->owner->ops.arg)) {
