@@ -3,10 +3,11 @@
  * model): every key has a type, a default, bounds, a unit, a help line and
  * whether it may change while the daemon runs.
  *
- * Precedence (DESIGN.md §7): --set > -c file > value stored in the database
- * > built-in default. Each value remembers its source; a set from a lower
- * source never replaces a value from a higher one. Values are validated on
- * every set; a bad value is refused with a message naming the key.
+ * Precedence (ARCHITECTURE.md §11): --set > -c file > value stored in
+ * the database > built-in default. Each value remembers its source; a
+ * set from a lower source never replaces a value from a higher one.
+ * Values are validated on every set; a bad value is refused with a
+ * message naming the key.
  */
 #ifndef CACHEBOX_CORE_CONFIG_H
 #define CACHEBOX_CORE_CONFIG_H
@@ -53,7 +54,7 @@ enum cfg_flag {
 	 * Names a path or a device the daemon opens: set only from the
 	 * console, the -c file or the command line, never over the web or
 	 * the control socket, and a stored value counts only if the console
-	 * stored it (DESIGN.md 9: a remote command never names a path).
+	 * stored it (ARCHITECTURE.md §9: a remote command never names a path).
 	 */
 	CFG_LOCAL = 1 << 2,
 	/* May be empty, meaning "off" (relay.listen), whatever its type. */

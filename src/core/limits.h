@@ -124,7 +124,7 @@
 #define CONSOLE_READ_CHUNK		256		/* bytes read from the console per wake-up */
 #define CONSOLE_REOPEN_MS		5000		/* retry opening a console device that failed or hung up, ms */
 #define RENDER_MAX_BYTES		(4 * 1024 * 1024) /* bytes of one human-readable answer */
-#define STATUS_RSS_BUDGET_BYTES		(16 * 1024 * 1024) /* memory budget shown beside rss_bytes (DESIGN.md 8), bytes */
+#define STATUS_RSS_BUDGET_BYTES		(16 * 1024 * 1024) /* memory budget shown beside rss_bytes (ARCHITECTURE.md §10) */
 
 /* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */
 #define URL_MAX_BYTES			2048		/* bytes of a whole URL */

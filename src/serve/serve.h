@@ -1,6 +1,6 @@
 /*
- * serve.h — the box as a relay on the LAN (DESIGN.md 6 "Relay endpoint",
- * ARCHITECTURE.md 7a): NIP-01 reads answered from the store newest first
+ * serve.h — the box as a relay on the LAN (docs/ARCHITECTURE.md
+ * §7a): NIP-01 reads answered from the store newest first
  * and then live from ingest, NIP-11 on the same port, NIP-45 COUNT,
  * NIP-77 as responder, NIP-42 for reads when relay.auth says so, and
  * EVENTs from clients only as relay.accept allows (read-only by default).

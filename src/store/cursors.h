@@ -1,6 +1,6 @@
 /*
  * cursors.h — the `cursors` table: one author drain per (author, relay),
- * DESIGN.md section 4. until_cursor is inclusive; a row not started has
+ * ARCHITECTURE.md §6. until_cursor is inclusive; a row not started has
  * none and the drain begins at "now". A relay is draining, complete, or
  * recorded incomplete with a reason (and the second a gap starts at).
  *

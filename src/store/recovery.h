@@ -1,6 +1,7 @@
 /*
  * recovery.h — the `recovery_relays` and `missing_ids` tables (migration
- * 004): the rows behind the missing-event recovery index of DESIGN.md §4.
+ * 004): the rows behind the missing-event recovery index
+ * (ARCHITECTURE.md §6).
  * One row per relay with recovery work, one per event id that relay
  * reported and did not deliver. When to fetch, and what an outcome means,
  * is sync/recovery.h's; this file only reads and writes rows.

@@ -1,5 +1,5 @@
 /*
- * drain.h — the author drain (DESIGN.md §4): every followed author's
+ * drain.h — the author drain (ARCHITECTURE.md §6): every followed author's
  * history paged backwards from every relay it may be on (its NIP-65 write
  * relays and the bootstrap relays), one until-cursor per (author, relay)
  * in the `cursors` table.

@@ -1,7 +1,8 @@
 /*
- * recovery.h — the missing-event recovery index (DESIGN.md §4, seed 002):
- * event ids a relay said it has (NIP-77 reconciliation) that an exact-id
- * fetch did not bring, fetched again later, per relay, within a budget.
+ * recovery.h — the missing-event recovery index (ARCHITECTURE.md §6,
+ * seed 002): event ids a relay said it has (NIP-77 reconciliation) that
+ * an exact-id fetch did not bring, fetched again later, per relay,
+ * within a budget.
  * The index is rows in the store (store/recovery.h), so a restart loses
  * nothing. It does no network work: the sync layer fetches and reports
  * back here, and it asks here when and what to fetch.

@@ -1,6 +1,6 @@
 /*
  * retention.h — keeps the JSON bytes of the stored events within
- * store.max_bytes (DESIGN.md §3, §5) by running store_events_evict() on
+ * store.max_bytes (ARCHITECTURE.md §5) by running store_events_evict() on
  * the loop: the oldest events that are neither queued for the uplink nor a
  * profile, follow list or relay list (kinds 0, 3, 10002) go first.
  *

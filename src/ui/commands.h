@@ -16,7 +16,8 @@
 struct app;
 
 /*
- * Which surface a command came from. Trust, from the top (DESIGN.md 9):
+ * Which surface a command came from. Trust, from the top
+ * (ARCHITECTURE.md §9):
  * the console (physical access), then the control socket (a local user
  * allowed into the state directory) and the web with the admin token.
  */

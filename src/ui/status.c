@@ -340,7 +340,7 @@ status_ingest_rate(const struct app *app)
 
 /*
  * What ingest did with every event relays sent since start: stored, or
- * why not (DESIGN.md section 9: a bad event is counted and dropped).
+ * why not (ARCHITECTURE.md §11: a bad event is counted and dropped).
  */
 static void
 add_ingest(cJSON *root, const struct app *app)
@@ -365,7 +365,7 @@ add_ingest(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "rate_per_s", status_ingest_rate(app));
 }
 
-/* What the store and memory are measured against (DESIGN.md section 8). */
+/* What the store and memory are measured against (ARCHITECTURE.md §10). */
 static void
 add_budgets(cJSON *root, struct app *app)
 {

@@ -1,6 +1,6 @@
 /*
  * status.h — the status document: what GET /api/status, `cacheboxctl
- * status --json` and the console's `status` all print (DESIGN.md §7).
+ * status --json` and the console's `status` all print (ARCHITECTURE.md §9).
  */
 #ifndef CACHEBOX_UI_STATUS_H
 #define CACHEBOX_UI_STATUS_H

@@ -1,5 +1,6 @@
 /*
- * uplink.h — forwards the inbox to the owner's relay (DESIGN.md §5), with
+ * uplink.h — forwards the inbox to the owner's relay (ARCHITECTURE.md §8),
+ * with
  * at-least-once delivery and an idempotent effect. One interface, two
  * drivers chosen by the scheme of uplink.url:
  *

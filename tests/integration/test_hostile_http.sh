@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_hostile_http.sh — the admin boundary and the web server against a
-# hostile machine and network (DESIGN.md 9). Each case failed on the code
+# hostile machine and network (docs/ARCHITECTURE.md §9). Each case failed on the code
 # before the hardening:
 #   - slowloris (40 connections, a header byte every 2 s) and 1,000 idle
 #     connections, then both at once: /api/status keeps answering (the

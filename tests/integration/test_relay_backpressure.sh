@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_relay_backpressure.sh — what a client of the box's relay can make
-# the daemon hold (DESIGN.md 9). A client with a 4 KiB receive buffer
+# the daemon hold (docs/ARCHITECTURE.md §9). A client with a 4 KiB receive buffer
 # subscribes to everything and never reads while 800 events of 16 KiB
 # each (12.5 MiB) arrive through `cacheboxctl import`: it is cut off as a
 # slow reader, the daemon's peak RSS (VmHWM) stays inside 16 MiB, and a

@@ -164,7 +164,7 @@ same "wrongid: invalid counted = forged sent" \
     "$(factv forged wrongid forged_sent)" "$(stat wrongid forged_sent)"
 
 # Heap held by an idle open relay through the pool (relay, ws, TLS), ten
-# at a time; DESIGN goal 64 KiB for wss. mallinfo2 reads 0 under ASan.
+# at a time; the goal is 64 KiB for wss. mallinfo2 reads 0 under ASan.
 relay_prog=$CACHEBOX_BUILD/tests/integration/prog_relay
 memcheck() {
 	local out per

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_relay_hostile.sh — bad input on the box's relay port while the
 # author drain runs against relaysim and a poller reads /api/status
-# (DESIGN.md 9). Each refusal comes with a clear reason:
+# (docs/ARCHITECTURE.md §9). Each refusal comes with a clear reason:
 #   - malformed JSON, an unknown verb, a message that is not an array:
 #     NOTICE "invalid: ..." and the connection stays usable;
 #   - a bad filter, a filter of 1,500 authors: CLOSED with the reason;

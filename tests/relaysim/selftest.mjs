@@ -365,7 +365,7 @@ async function checkTruth() {
 	    'a full REQ equals the oracle over the dataset file', `${r3.events.length}`);
 }
 
-// A drain of one author on one relay as DESIGN.md section 4 describes it:
+// A drain of one author on one relay as docs/ARCHITECTURE.md §6 describes it:
 // cursor = oldest created_at of the page (inclusive); a full single-second
 // page steps to T-1; a page without a new id ends it; events newer than until
 // end it as incomplete. Retries on dropped connections and rate limits.

@@ -1,5 +1,5 @@
 /*
- * test_config.c — the configuration table: defaults of every DESIGN §7
+ * test_config.c — the configuration table: defaults of every
  * key, valid and invalid values of every type with the exact messages,
  * every range bound of every INT and SIZE key, unknown keys, precedence
  * of the four sources in every order, --set parsing, and config files
