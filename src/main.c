@@ -22,6 +22,7 @@
 #include "app.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "net/dns.h"
@@ -49,7 +50,6 @@
 #include "ui/http.h"
 
 #define DEFAULT_STATE_DIR	"/var/lib/cachebox"
-#define IDLE_CHECK_MS		200	/* how often --exit-when-idle looks, ms */
 
 enum {
 	OPT_SET = 256,

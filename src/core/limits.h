@@ -400,4 +400,25 @@
 #define SDNOTIFY_MSG_MAX		512		/* bytes of one datagram (systemd takes up to 4096) */
 #define SDNOTIFY_STATUS_MS		5000		/* the summary is made again after, ms (a count over the followed authors; sent only when changed) */
 
+/* WebSocket (net/ws.c, the client; net/ws_serve.c, the server end). */
+#define WS_REASON_MAX			124		/* bytes of a close reason: RFC 6455 allows 123, with its NUL */
+#define WS_PEER_OUT_BYTES		(16 * 1024)	/* server end: frames batched per send(2) */
+#define WS_PEER_READ_BYTES		(16 * 1024)	/* server end: bytes read per recv(2) */
+#define WS_PEER_BUF_KEEP		(16 * 1024)	/* server end: message buffer kept between messages, bytes */
+
+/* The box's own addresses (net/boxnames.c). */
+#define BOXNAMES_MAX_ADDRS		64		/* interface addresses kept */
+
+/* The web API (ui/api.c). */
+#define API_MAX_PATH			256		/* bytes of a command path after /api/ */
+#define METRIC_MAX_NAME			128		/* bytes of a metric name */
+#define METRIC_MAX_FIELDS		32		/* distinct fields of a row array */
+
+/* The Postgres uplink (uplink/pg.c). */
+#define PG_MAX_OPTIONS			64		/* connection keywords passed to libpq */
+#define PG_BATCH_SQL_BYTES		512		/* bytes of the batch statement, box key included */
+
+/* cacheboxd (main.c). */
+#define IDLE_CHECK_MS			200		/* how often --exit-when-idle looks, ms */
+
 #endif

@@ -24,8 +24,6 @@
 #include "core/limits.h"
 #include "net/boxnames.h"
 
-#define BOXNAMES_MAX_ADDRS	64
-
 static struct {
 	uint64_t	read_ms;
 	bool		read;

@@ -21,6 +21,7 @@
 #include <wslay/wslay.h>
 
 #include "core/buf.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "net/http.h"
@@ -29,8 +30,6 @@
 #include "net/url.h"
 #include "net/ws.h"
 #include "net/ws_handshake.h"
-
-#define WS_REASON_MAX	124		/* RFC 6455: 123 bytes + NUL */
 
 struct ws_conn {
 	struct loop		*loop;

@@ -26,16 +26,12 @@
 #include <wslay/wslay.h>
 
 #include "core/buf.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "net/ws.h"
 #include "net/ws_handshake.h"
 #include "net/ws_serve.h"
-
-#define PEER_OUT_BYTES		(16 * 1024)	/* frames batched per send(2) */
-#define PEER_READ_BYTES		(16 * 1024)	/* bytes read per recv(2) */
-#define PEER_REASON_MAX		124		/* RFC 6455: 123 bytes + NUL */
-#define PEER_BUF_KEEP		(16 * 1024)	/* message buffer kept between messages */
 
 enum peer_state {
 	PEER_OPEN,
@@ -68,10 +64,10 @@ struct ws_peer {
 	uint64_t		 bytes_out;
 	uint64_t		 progress_ms;	/* last write, or when the queue emptied */
 	int			 end_code;
-	char			 end_reason[PEER_REASON_MAX];
+	char			 end_reason[WS_REASON_MAX];
 	bool			 close_pending;	/* ours waits for the queue to empty */
 	int			 peer_code;
-	char			 peer_reason[PEER_REASON_MAX];
+	char			 peer_reason[WS_REASON_MAX];
 };
 
 static void	peer_pump(struct ws_peer *);
@@ -152,8 +148,8 @@ peer_recv_cb(wslay_event_context_ptr ctx, uint8_t *data, size_t len,
 		buf_read(&p->extra, data, (size_t)n);
 		return n;
 	}
-	if (len > PEER_READ_BYTES)
-		len = PEER_READ_BYTES;
+	if (len > WS_PEER_READ_BYTES)
+		len = WS_PEER_READ_BYTES;
 	n = recv(p->fd, data, len, 0);
 	if (n > 0) {
 		p->last_rx_ms = loop_now_ms(p->loop);
@@ -207,7 +203,7 @@ peer_frame_start(wslay_event_context_ptr ctx,
     const struct wslay_event_on_frame_recv_start_arg *a, void *arg)
 {
 	struct ws_peer	*p = arg;
-	char		 why[PEER_REASON_MAX];
+	char		 why[WS_REASON_MAX];
 
 	p->frame_data = a->opcode == WSLAY_TEXT_FRAME ||
 	    a->opcode == WSLAY_BINARY_FRAME || a->opcode == WSLAY_CONTINUATION_FRAME;
@@ -264,7 +260,7 @@ msg_release(struct ws_peer *p)
 	if (p->o.input != NULL)
 		p->o.input->held -= p->reserved;
 	p->reserved = 0;
-	if (p->msg.cap > PEER_BUF_KEEP)
+	if (p->msg.cap > WS_PEER_BUF_KEEP)
 		buf_free(&p->msg);
 	buf_reset(&p->msg);
 }
@@ -320,7 +316,7 @@ peer_flush(struct ws_peer *p)
 		buf_consume(&p->out, (size_t)n);
 	}
 	buf_free(&p->out);	/* idle clients keep no buffer */
-	buf_init(&p->out, PEER_OUT_BYTES);
+	buf_init(&p->out, WS_PEER_OUT_BYTES);
 	return 0;
 }
 
@@ -562,7 +558,7 @@ ws_peer_new(struct loop *loop, int fd, const void *extra, size_t extra_len,
 	p->last_rx_ms = loop_now_ms(loop);
 	buf_init(&p->extra, extra_len);
 	buf_init(&p->msg, o->max_msg_bytes);
-	buf_init(&p->out, PEER_OUT_BYTES);
+	buf_init(&p->out, WS_PEER_OUT_BYTES);
 	if (wslay_event_context_server_init(&p->ctx, &wcbs, p) != 0 ||
 	    (extra_len > 0 && buf_append(&p->extra, extra, extra_len) == -1) ||
 	    loop_fd_add(loop, fd, POLLIN, peer_io, p) == -1) {
@@ -624,7 +620,7 @@ ws_peer_send_text(struct ws_peer *p, const char *msg, size_t len)
 void
 ws_peer_close(struct ws_peer *p, int code, const char *reason)
 {
-	size_t	rlen = reason != NULL ? strnlen(reason, PEER_REASON_MAX - 1) : 0;
+	size_t	rlen = reason != NULL ? strnlen(reason, WS_REASON_MAX - 1) : 0;
 
 	if (p->state != PEER_OPEN)
 		return;

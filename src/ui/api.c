@@ -12,15 +12,13 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/embed.h"
+#include "core/limits.h"
 #include "core/secret.h"
 #include "ui/api.h"
 #include "ui/commands.h"
 
-#define API_MAX_PATH		256	/* bytes of a command path after /api/ */
 #define METRIC_PREFIX		"cachebox"
-#define METRIC_MAX_NAME		128	/* bytes of a metric name */
 #define METRIC_MAX_PATH		(METRIC_MAX_NAME + 16)	/* bytes of a status path shown in HELP */
-#define METRIC_MAX_FIELDS	32	/* distinct fields of a row array */
 
 const struct command *
 api_command_for_path(const char *path)

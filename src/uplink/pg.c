@@ -121,8 +121,6 @@ pq_load(char *err, size_t errlen)
 }
 
 #define PG_DEFAULT_PORT		5432
-#define PG_MAX_OPTIONS		64	/* connection keywords passed to libpq */
-#define PG_BATCH_SQL_BYTES	512	/* the batch statement, box key included */
 
 enum pg_state {
 	PG_RESOLVING = 0,
