@@ -32,6 +32,7 @@ struct listing {
 	cJSON		*list;
 	size_t		 rows;
 	bool		 truncated;
+	bool		 failed;	/* a store read failed: answer an error */
 	/* a search: the text asked (lower case), matches seen, page wanted */
 	char		 q[FOLLOWS_QUERY_MAX_BYTES + 1];
 	int64_t		 total, offset, limit;
@@ -144,8 +145,10 @@ add_follow(const struct store_follow *f, void *arg)
 	int64_t			 stored;
 	cJSON			*a;
 
-	if ((a = cJSON_CreateObject()) == NULL)
+	if ((a = cJSON_CreateObject()) == NULL) {
+		l->failed = true;
 		return 1;
+	}
 	hex_encode(f->pubkey, 32, hex, sizeof(hex));
 	nip19_encode32(NIP19_NPUB, f->pubkey, npub, sizeof(npub));
 	cJSON_AddStringToObject(a, "pubkey", hex);
@@ -158,12 +161,16 @@ add_follow(const struct store_follow *f, void *arg)
 	cJSON_AddBoolToObject(a, "is_root", f->is_root);
 	cJSON_AddBoolToObject(a, "stale", f->stale);
 	cJSON_AddNumberToObject(a, "events_fetched", (double)f->events_fetched);
-	stored = store_author_events(l->app->store, f->pubkey);
+	if ((stored = store_author_events(l->app->store, f->pubkey)) < 0)
+		l->failed = true;
 	cJSON_AddNumberToObject(a, "events_stored", (double)(stored < 0 ? 0 :
 	    stored));
 	ap.relays = cJSON_CreateArray();
 	ap.rows = &l->rows;
-	(void)store_cursors_each(l->app->store, f->pubkey, add_cursor, &ap);
+	/* A failed read would show the author with fewer relays than it has. */
+	if (store_cursors_each(l->app->store, f->pubkey, add_cursor, &ap) ==
+	    -1)
+		l->failed = true;
 	if (ap.n > (size_t)cJSON_GetArraySize(ap.relays))
 		l->truncated = true;
 	cJSON_AddStringToObject(a, "state", author_state(&ap));
@@ -266,7 +273,7 @@ follows_one(struct listing *l, const uint8_t pk[32], cJSON *r)
 		cJSON_Delete(r);
 		return commands_error("follows: not a followed author");
 	}
-	(void)add_follow(&f, l);
+	(void)add_follow(&f, l);	/* 1 only stops a listing; failed is read */
 	l->total = 1;
 	return r;
 }
@@ -306,7 +313,7 @@ cmd_follows(struct app *app, const cJSON *args, enum cmd_origin from)
 		rc = store_follows_page(app->store, l.offset, l.limit,
 		    add_follow, &l);
 	}
-	if (rc == -1) {
+	if (rc == -1 || l.failed) {
 		cJSON_Delete(r);
 		return commands_error("follows: the store failed");
 	}
