@@ -43,7 +43,165 @@ events_enqueue(struct store *st, const uint8_t id[32], int64_t now_s)
 	return store_step_done(st, stmt, "events enqueue");
 }
 
-/* Insert row (no transaction handling). 1, 0 (id already there) or -1. */
+static int	evict_tags(struct store *, const uint8_t [32]);
+
+/* The first value of the first tag named name in tags, or NULL. */
+static const char *
+events_tag_first(const cJSON *tags, const char *name)
+{
+	const cJSON	*t, *k, *v;
+
+	if (!cJSON_IsArray(tags))
+		return NULL;
+	cJSON_ArrayForEach(t, tags) {
+		if ((k = t->child) == NULL || !cJSON_IsString(k) ||
+		    strcmp(k->valuestring, name) != 0)
+			continue;
+		if ((v = k->next) == NULL || !cJSON_IsString(v))
+			return NULL;
+		return v->valuestring;
+	}
+	return NULL;
+}
+
+/*
+ * NIP-40: whether the event whose tags are tags has expired at now_s (an
+ * "expiration" tag naming a time at or before it).
+ */
+static bool
+events_expired(const cJSON *tags, int64_t now_s)
+{
+	const char	*v;
+	char		*end;
+	long long	 at;
+
+	if ((v = events_tag_first(tags, "expiration")) == NULL || *v == '\0')
+		return false;
+	at = strtoll(v, &end, 10);
+	return *end == '\0' && at <= now_s;
+}
+
+/* Whether version a (time, id) replaces version b under NIP-01. */
+static bool
+events_version_newer(int64_t a_at, const uint8_t *a_id, int64_t b_at,
+    const uint8_t *b_id)
+{
+	return a_at > b_at || (a_at == b_at && memcmp(a_id, b_id, 32) < 0);
+}
+
+/* Remove the stored event id, its tag index rows and its inbox row. */
+static int
+events_remove(struct store *st, const uint8_t id[32])
+{
+	static const char *const sql[] = {
+		"DELETE FROM inbox WHERE event_id = ?1",
+		"DELETE FROM events WHERE id = ?1",
+	};
+	sqlite3_stmt	*stmt;
+	size_t		 i;
+
+	if (evict_tags(st, id) == -1)
+		return -1;
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		if ((stmt = store_stmt(st, sql[i])) == NULL)
+			return -1;
+		if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) !=
+		    SQLITE_OK) {
+			store_bind_fail(st, stmt, "events remove");
+			return -1;
+		}
+		if (store_step_done(st, stmt, "events remove") == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Replaceable (0, 3, 10000-19999) and addressable (30000-39999) kinds keep
+ * one version per (pubkey, kind) or (pubkey, kind, d): the newest, on equal
+ * created_at the lowest id (NIP-01). 1 when row is to be stored (any older
+ * version held is removed here: store_events_supersede is the one place a
+ * superseded row leaves), 0 when the store holds row or a version that
+ * replaces it (row is not stored), -1 on error.
+ */
+static int
+store_events_supersede(struct store *st, const struct store_event_row *row)
+{
+	sqlite3_stmt	*stmt;
+	cJSON		*obj;
+	const char	*d = NULL, *od;
+	uint8_t		(*old)[32] = NULL, (*grown)[32];
+	size_t		 nold = 0, cap = 0, i;
+	bool		 addressable, same, beaten = false;
+	int		 rc, ret = 1;
+
+	addressable = row->kind >= 30000 && row->kind < 40000;
+	if (addressable && (d = events_tag_first(row->tags, "d")) == NULL)
+		d = "";
+	stmt = store_stmt(st, "SELECT id, created_at, json FROM events "
+	    "WHERE pubkey = ?1 AND kind = ?2 AND (kind = 0 OR kind = 3 OR "
+	    "(kind >= 10000 AND kind < 20000) OR (kind >= 30000 AND "
+	    "kind < 40000))");
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_bind_blob(stmt, 1, row->pubkey, 32, SQLITE_STATIC) !=
+	    SQLITE_OK || sqlite3_bind_int64(stmt, 2, row->kind) != SQLITE_OK) {
+		store_bind_fail(st, stmt, "events supersede");
+		return -1;
+	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && !beaten) {
+		const uint8_t	*oid = sqlite3_column_blob(stmt, 0);
+		int64_t		 oat = sqlite3_column_int64(stmt, 1);
+
+		if (oid == NULL || sqlite3_column_bytes(stmt, 0) != 32)
+			continue;
+		if (addressable) {
+			obj = cJSON_ParseWithLength((const char *)
+			    sqlite3_column_text(stmt, 2),
+			    (size_t)sqlite3_column_bytes(stmt, 2));
+			od = obj == NULL ? NULL : events_tag_first(
+			    cJSON_GetObjectItemCaseSensitive(obj, "tags"), "d");
+			same = strcmp(od == NULL ? "" : od, d) == 0;
+			cJSON_Delete(obj);
+			if (!same)
+				continue;
+		}
+		if (memcmp(oid, row->id, 32) == 0 || !events_version_newer(
+		    row->created_at, row->id, oat, oid)) {
+			beaten = true;
+			break;
+		}
+		if (nold == cap) {
+			cap = cap == 0 ? 4 : cap * 2;
+			if ((grown = realloc(old, cap * sizeof(*old))) == NULL) {
+				log_warn("store: events supersede");
+				ret = -1;
+				break;
+			}
+			old = grown;
+		}
+		memcpy(old[nold++], oid, 32);
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		log_warnx("store: events supersede: %s",
+		    sqlite3_errmsg(store_db(st)));
+		ret = -1;
+	}
+	store_stmt_done(stmt);
+	if (ret == 1 && beaten)
+		ret = 0;
+	for (i = 0; ret == 1 && i < nold; i++)
+		if (events_remove(st, old[i]) == -1)
+			ret = -1;
+	free(old);
+	return ret;
+}
+
+/*
+ * Insert row (no transaction handling). 1, 0 (id already there, or not
+ * stored: expired on arrival (NIP-40), ephemeral, or replaced by a version
+ * held) or -1.
+ */
 static int
 events_insert(struct store *st, const struct store_event_row *row,
     bool enqueue)
@@ -51,6 +209,12 @@ events_insert(struct store *st, const struct store_event_row *row,
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
+	if ((row->kind >= 20000 && row->kind < 30000) ||
+	    events_expired(row->tags, row->received_at))
+		return 0;
+	if (store_kind_replaceable(row->kind) &&
+	    (rc = store_events_supersede(st, row)) != 1)
+		return rc;
 	stmt = store_stmt(st, "INSERT INTO events (id, pubkey, kind, "
 	    "created_at, source, first_relay, received_at, json) VALUES "
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING");

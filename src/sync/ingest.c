@@ -537,6 +537,14 @@ ingest_store(struct ingest *ing, const struct event *ev,
 	struct ingest_info	known;
 	int			rc;
 
+	/*
+	 * Ephemeral kinds (NIP-01): the listeners (live LAN subscribers) are
+	 * told, nothing is stored or queued for the uplink.
+	 */
+	if (ev->kind >= 20000 && ev->kind < 30000) {
+		ing->stats.ephemeral++;
+		return INGEST_NEW;
+	}
 	if (ingest_tx(ing) == -1)
 		goto fail;
 	row.id = ev->id;

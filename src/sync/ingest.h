@@ -79,6 +79,7 @@ struct ingest_stats {
 			unrequested, errors;
 	uint64_t	sig_checks, bytes_stored, transactions;
 	uint64_t	lost_batches;	/* batches whose COMMIT failed or rolled back */
+	uint64_t	ephemeral;	/* kinds 20000-29999: told, never stored */
 };
 
 struct ingest;

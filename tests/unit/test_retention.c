@@ -114,6 +114,8 @@ fill(struct rfx *r, int n, uint32_t kind, int64_t at, bool enqueue)
 	for (i = 0; i < n; i++) {
 		memset(id, 0, sizeof(id));
 		memcpy(id, &r->next_id, sizeof(r->next_id));
+		/* One author each: a replaceable kind keeps one per author. */
+		memcpy(pk, &r->next_id, sizeof(r->next_id));
 		r->next_id++;
 		row.created_at = at + i;
 		assert_int_equal(store_event_insert(r->fx->st, &row, enqueue), 1);

@@ -412,6 +412,8 @@ test_evict_bounded_resume(void **state)
 	for (i = 0; i < n; i++) {
 		id[0] = (uint8_t)(i >> 8);
 		id[1] = (uint8_t)i;
+		pk[0] = id[0];	/* one kind 3 per author: none replaces another */
+		pk[1] = id[1];
 		row.kind = i < STORE_EVICT_SCAN_ROWS ? 3 : 1;
 		row.created_at = i;
 		assert_int_equal(store_event_insert(fx->st, &row, false), 1);
@@ -511,6 +513,106 @@ test_migration_003_keeps_rows(void **state)
 	nftw(fx.dir, fixture_rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * One version per (author, kind) or (author, kind, d), in either arrival
+ * order: the newest, on a tie the lowest id; an older late arrival is not
+ * stored. Expired on arrival (NIP-40) and ephemeral kinds are not stored.
+ */
+static int
+put_tagged(struct fixture *fx, uint8_t n, uint8_t a, uint32_t kind,
+    int64_t at, const char *tags)
+{
+	uint8_t			id[32], pk[32];
+	struct store_event_row	row = { 0 };
+	cJSON			*t = cJSON_Parse(tags);
+	char			 json[256];
+	int			rc;
+
+	assert_non_null(t);
+	memset(id, 0, sizeof(id));
+	id[0] = n;
+	memset(pk, a, sizeof(pk));
+	row.id = id;
+	row.pubkey = pk;
+	row.kind = kind;
+	row.created_at = at;
+	/* The store reads an addressable version's "d" from its JSON. */
+	snprintf(json, sizeof(json), "{\"tags\":%s}", tags);
+	row.json = json;
+	row.json_len = strlen(json);
+	row.source = "live";
+	row.received_at = 1700000000;
+	row.tags = t;
+	rc = store_event_insert(fx->st, &row, true);
+	cJSON_Delete(t);
+	return rc;
+}
+
+static bool
+held(struct fixture *fx, uint8_t n)
+{
+	uint8_t	id[32];
+
+	memset(id, 0, sizeof(id));
+	id[0] = n;
+	return store_event_exists(fx->st, id) == 1;
+}
+
+static void
+test_replace_rules(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 c, b, pending;
+
+	/* Replaceable: newer after older, then an older late arrival. */
+	assert_int_equal(put_tagged(fx, 1, 1, 0, 100, "[]"), 1);
+	assert_int_equal(put_tagged(fx, 2, 1, 0, 200, "[]"), 1);
+	assert_false(held(fx, 1));
+	assert_int_equal(put_tagged(fx, 3, 1, 0, 150, "[]"), 0);
+	assert_false(held(fx, 3));
+	/* Equal time: the lowest id stays, whichever came first. */
+	assert_int_equal(put_tagged(fx, 9, 1, 10002, 300, "[]"), 1);
+	assert_int_equal(put_tagged(fx, 8, 1, 10002, 300, "[]"), 1);
+	assert_false(held(fx, 9));
+	assert_int_equal(put_tagged(fx, 10, 1, 10002, 300, "[]"), 0);
+	/* Another author's or another kind's versions are untouched. */
+	assert_int_equal(put_tagged(fx, 11, 2, 0, 50, "[]"), 1);
+	assert_int_equal(put_tagged(fx, 12, 1, 3, 50, "[]"), 1);
+	assert_true(held(fx, 2) && held(fx, 8) && held(fx, 11) &&
+	    held(fx, 12));
+	/* Addressable: per d ("" without one). */
+	assert_int_equal(put_tagged(fx, 20, 1, 30023, 100,
+	    "[[\"d\",\"a\"]]"), 1);
+	assert_int_equal(put_tagged(fx, 21, 1, 30023, 100,
+	    "[[\"d\",\"b\"]]"), 1);
+	assert_int_equal(put_tagged(fx, 22, 1, 30023, 100, "[]"), 1);
+	assert_int_equal(put_tagged(fx, 23, 1, 30023, 90,
+	    "[[\"d\",\"a\"]]"), 0);
+	assert_int_equal(put_tagged(fx, 24, 1, 30023, 110,
+	    "[[\"d\",\"a\"]]"), 1);
+	assert_true(!held(fx, 20) && held(fx, 21) && held(fx, 22) &&
+	    held(fx, 24));
+	/* Kind 1 is not replaceable. */
+	assert_int_equal(put_tagged(fx, 30, 1, 1, 100, "[]"), 1);
+	assert_int_equal(put_tagged(fx, 31, 1, 1, 200, "[]"), 1);
+	assert_true(held(fx, 30) && held(fx, 31));
+	/* NIP-40: expired at arrival (received_at 1700000000) or not. */
+	assert_int_equal(put_tagged(fx, 40, 1, 1, 100,
+	    "[[\"expiration\",\"1700000000\"]]"), 0);
+	assert_int_equal(put_tagged(fx, 41, 1, 1, 100,
+	    "[[\"expiration\",\"1700000001\"]]"), 1);
+	/* Ephemeral. */
+	assert_int_equal(put_tagged(fx, 50, 1, 20001, 100, "[]"), 0);
+	assert_int_equal(put_tagged(fx, 51, 1, 29999, 100, "[]"), 0);
+	assert_false(held(fx, 40) || held(fx, 50) || held(fx, 51));
+	/* What was replaced left the totals and the inbox with its row. */
+	assert_int_equal(store_events_totals(fx->st, &c, &b), 0);
+	assert_int_equal(c, 10);
+	assert_int_equal(store_row_two(fx->st, "SELECT count(*), 0 FROM inbox",
+	    &pending, &b, "test"), 0);
+	assert_int_equal(pending, 10);
+}
+
 int
 main(void)
 {
@@ -529,6 +631,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_evict_order_and_protection,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_bounded_resume, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_replace_rules, setup,
 		    teardown),
 		cmocka_unit_test(test_migration_003_keeps_rows),
 	};
