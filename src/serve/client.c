@@ -116,6 +116,44 @@ event_claimed(const struct wire_msg *m, uint8_t id[32], uint8_t pk[32])
 	return 0;
 }
 
+/* NIP-70: whether the event object of m carries the tag ["-"]. */
+static bool
+event_protected(const struct wire_msg *m)
+{
+	const cJSON	*tags = cJSON_GetObjectItemCaseSensitive(
+			    cJSON_GetArrayItem(m->root, 1), "tags");
+	const cJSON	*t;
+
+	cJSON_ArrayForEach(t, tags) {
+		if (cJSON_IsString(t->child) &&
+		    strcmp(t->child->valuestring, "-") == 0)
+			return true;
+	}
+	return false;
+}
+
+static void client_challenge_send(struct client *);
+
+/*
+ * NIP-70: NULL when a protected event signed by pk may be taken from c
+ * (c authenticated as pk), else the OK message that refuses it. A client
+ * that has not authenticated is sent a challenge with the refusal, so it
+ * can, whatever relay.auth is.
+ */
+static const char *
+protected_refusal(struct client *c, const uint8_t pk[32])
+{
+	if (c->authed && memcmp(c->auth_pubkey, pk, 32) == 0)
+		return NULL;
+	if (c->authed)
+		return "restricted: a protected event (NIP-70) is taken only "
+		    "from its author, and this connection authenticated as "
+		    "another key";
+	client_challenge_send(c);
+	return "auth-required: a protected event (NIP-70) is taken only "
+	    "from its author: authenticate as it (NIP-42) and send it again";
+}
+
 static const char *
 ingest_answer(enum ingest_result r, const struct ingest_info *info,
     bool *accepted)
@@ -155,6 +193,12 @@ client_event(struct client *c, struct wire_msg *m)
 	}
 	if ((why = write_refusal(srv, pk)) != NULL) {
 		srv->stats.writes_refused++;
+		client_ok(c, id, false, why);
+		return;
+	}
+	if (event_protected(m) && (why = protected_refusal(c, pk)) != NULL) {
+		srv->stats.writes_refused++;
+		srv->stats.protected_refused++;
 		client_ok(c, id, false, why);
 		return;
 	}
@@ -245,7 +289,8 @@ client_auth(struct client *c, struct wire_msg *m)
 	}
 	c->authed = true;
 	memcpy(c->auth_pubkey, ev.pubkey, 32);
-	c->may_read = may_read_as(c->srv, ev.pubkey);
+	/* relay.auth = none: reads stay open whoever authenticates */
+	c->may_read = c->may_read || may_read_as(c->srv, ev.pubkey);
 	log_info("relay: client %s authenticated%s", c->addr, c->may_read ?
 	    "" : " with a key that may not read");
 	client_ok(c, ev.id, true, "");
@@ -408,15 +453,16 @@ peer_on_close(struct ws_peer *p, int code, const char *reason, void *arg)
 
 /* ---- life ------------------------------------------------------------------ */
 
-/* relay.auth = owners: a fresh challenge, sent at once. */
+/*
+ * A fresh challenge, sent once per connection: at once with relay.auth =
+ * owners, else with the first refusal that asks for AUTH (NIP-70).
+ */
 static void
-client_challenge(struct client *c)
+client_challenge_send(struct client *c)
 {
 	uint8_t	b[RELAYD_CHALLENGE_BYTES];
 
-	c->may_read = strcmp(config_get(c->srv->cfg, "relay.auth"),
-	    "owners") != 0;
-	if (c->may_read)
+	if (c->challenge[0] != '\0')
 		return;
 	if (tls_random(b, sizeof(b)) == -1)
 		return;		/* no challenge: reads stay refused */
@@ -424,6 +470,15 @@ client_challenge(struct client *c)
 	buf_reset(&c->srv->frame);
 	if (wire_auth(&c->srv->frame, c->challenge) == 0)
 		client_send_frame(c);
+}
+
+static void
+client_challenge(struct client *c)
+{
+	c->may_read = strcmp(config_get(c->srv->cfg, "relay.auth"),
+	    "owners") != 0;
+	if (!c->may_read)
+		client_challenge_send(c);
 }
 
 struct client *

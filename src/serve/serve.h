@@ -53,6 +53,7 @@ struct serve_stats {
 	uint64_t	bytes_out;	/* bytes written to clients' sockets */
 	uint64_t	writes_accepted; /* EVENTs stored from clients */
 	uint64_t	writes_refused;	/* EVENTs refused (read-only, key, invalid) */
+	uint64_t	protected_refused; /* of which NIP-70: not from its author */
 	uint64_t	bad_messages;	/* malformed or refused messages */
 	uint64_t	cut_slow;	/* clients cut off for not reading */
 	uint64_t	refused_mem;	/* subscriptions refused: filters' memory spent */

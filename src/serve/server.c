@@ -703,6 +703,8 @@ serve_status_json(const void *part, cJSON *o)
 	cJSON_AddNumberToObject(o, "writes_accepted",
 	    (double)s->writes_accepted);
 	cJSON_AddNumberToObject(o, "writes_refused", (double)s->writes_refused);
+	cJSON_AddNumberToObject(o, "protected_refused",
+	    (double)s->protected_refused);
 	cJSON_AddNumberToObject(o, "bad_messages", (double)s->bad_messages);
 	cJSON_AddNumberToObject(o, "cut_slow", (double)s->cut_slow);
 	cJSON_AddNumberToObject(o, "refused_full", (double)s->refused_full);

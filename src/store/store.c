@@ -497,6 +497,25 @@ store_random_reads(const struct store *st)
 	return st->random_reads;
 }
 
+int64_t
+store_pages_written_bytes(struct store *st)
+{
+	int		 cur = 0, hi = 0;
+	sqlite3_stmt	*stmt;
+	int64_t		 page = 0;
+
+	if (st->db == NULL || sqlite3_db_status(st->db,
+	    SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0) != SQLITE_OK)
+		return 0;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA page_size", -1, &stmt,
+	    NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		page = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	return (int64_t)cur * page;
+}
+
 /* Open and identify; *db is left NULL on failure. */
 static int
 store_connect(struct store *st, int latest, char *err, size_t errlen)

@@ -69,6 +69,13 @@ int		 store_set_cache_kib(struct store *, int64_t kib);
 /* Whether read-ahead is off on the database's descriptor (store.c). */
 bool		 store_random_reads(const struct store *);
 
+/*
+ * Bytes of pages this connection wrote to the database or its WAL since
+ * it opened (SQLite's dirty-page writes times the page size; a WAL
+ * checkpoint's copies into the database are not in it), 0 if unknown.
+ */
+int64_t		 store_pages_written_bytes(struct store *);
+
 /* PRAGMA user_version of the open database, or -1 on error. */
 int		 store_schema_version(struct store *);
 /* Newest migration compiled into this binary (0 if the table is broken). */

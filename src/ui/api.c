@@ -338,6 +338,12 @@ static const struct metric_def metric_defs[] = {
 	COUNTER("ingest.lost_batches", "cachebox_ingest_lost_batches_total",
 	    "Ingest batches whose commit failed (their events are asked "
 	    "again)."),
+	COUNTER("writes.bytes", "cachebox_written_bytes_total",
+	    "Bytes cacheboxd wrote to storage since it started (the kernel's "
+	    "count, or the store's pages where the kernel keeps none)."),
+	GAUGE("writes.bytes_per_stored_event",
+	    "cachebox_written_bytes_per_stored_event",
+	    "Bytes written since start per event stored since start."),
 	GAUGE("rss_budget_bytes", "cachebox_rss_budget_bytes",
 	    "The resident memory cacheboxd is built to stay under, bytes."),
 	COUNTER("negentropy.steps", "cachebox_negentropy_steps_total",
@@ -476,6 +482,10 @@ static const struct metric_def metric_defs[] = {
 	    "cachebox_relay_endpoint_writes_refused_total",
 	    "EVENTs from the relay's clients refused (read-only, key, "
 	    "invalid)."),
+	COUNTER("relay_endpoint.protected_refused",
+	    "cachebox_relay_endpoint_protected_refused_total",
+	    "Of those, protected events (NIP-70) not sent by their "
+	    "authenticated author."),
 	COUNTER("relay_endpoint.bad_messages",
 	    "cachebox_relay_endpoint_bad_messages_total",
 	    "Malformed or refused messages from the relay's clients."),

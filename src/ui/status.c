@@ -42,6 +42,65 @@ status_rss_bytes(void)
 	return rss * sysconf(_SC_PAGESIZE);
 }
 
+/*
+ * Bytes this process caused to be written to storage, from path (a
+ * /proc/PID/io): write_bytes less cancelled_write_bytes (dirty pages
+ * dropped before they reached the disk, as a truncated file's). -1 when
+ * the file is absent or has no write_bytes line (a kernel built without
+ * task I/O accounting).
+ */
+int64_t
+status_io_write_bytes(const char *path)
+{
+	FILE		*f;
+	char		 line[128];
+	long long	 v, written = -1, cancelled = 0;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "write_bytes: %lld", &v) == 1)
+			written = v;
+		else if (sscanf(line, "cancelled_write_bytes: %lld", &v) == 1)
+			cancelled = v;
+	}
+	fclose(f);
+	if (written < 0)
+		return -1;
+	return written > cancelled ? (int64_t)(written - cancelled) : 0;
+}
+
+/*
+ * The write budget: bytes written since start, from the kernel's count
+ * when there is one ("proc"), else the pages the store wrote ("sqlite",
+ * a floor: it leaves out WAL checkpoints and every file but the store),
+ * and per event stored since start (null before the first).
+ */
+static void
+add_writes(cJSON *root, const struct app *app)
+{
+	cJSON		*w = cJSON_AddObjectToObject(root, "writes");
+	int64_t		 bytes = status_io_write_bytes("/proc/self/io");
+	const char	*source = "proc";
+	uint64_t	 stored = 0;
+
+	if (w == NULL)
+		return;
+	if (bytes < 0) {
+		bytes = store_pages_written_bytes(app->store);
+		source = "sqlite";
+	}
+	if (app->ingest != NULL)
+		stored = ingest_stats(app->ingest)->stored;
+	cJSON_AddNumberToObject(w, "bytes", (double)bytes);
+	cJSON_AddStringToObject(w, "source", source);
+	if (stored > 0)
+		cJSON_AddNumberToObject(w, "bytes_per_stored_event",
+		    (double)(int64_t)((double)bytes / (double)stored + 0.5));
+	else
+		cJSON_AddNullToObject(w, "bytes_per_stored_event");
+}
+
 static void
 add_backfill(cJSON *root, struct store *st)
 {
@@ -409,6 +468,7 @@ status_json(struct app *app)
 	add_store(root, app->store);
 	add_relays(root, app);
 	add_ingest(root, app);
+	add_writes(root, app);
 	add_retention(root, app);
 	add_budgets(root, app);
 	add_negentropy(root, app);

@@ -5,6 +5,8 @@
 #ifndef CACHEBOX_UI_STATUS_H
 #define CACHEBOX_UI_STATUS_H
 
+#include <stdint.h>
+
 #include <cjson/cJSON.h>
 
 struct app;
@@ -41,6 +43,12 @@ void	 status_relay_sync(const struct app *, const struct pool_relay_info *,
  * (from ingest_minutes), rounded to a tenth; 0 when no ingest runs.
  */
 double	 status_ingest_rate(const struct app *);
+
+/*
+ * Bytes written to storage by the process path describes (a /proc/PID/io:
+ * write_bytes less cancelled_write_bytes), -1 when it cannot tell.
+ */
+int64_t	 status_io_write_bytes(const char *path);
 
 /* Resident set size of this process in bytes, 0 if unknown. */
 long	 status_rss_bytes(void);

@@ -13,8 +13,9 @@
 #     counter exactly when the name ends in _total; the same TYPE in both
 #     scrapes; no counter series lower in the second scrape, and the REQ
 #     seen in it;
-# and against the status document: the counters of what happened are not
-# zero, values agree with the status, the forward rate stays in the status
+# and against the status document: the counters of what happened (bytes
+# written among them) are not zero, values agree with the status, the write
+# budget comes from the kernel's count, the forward rate stays in the status
 # but not in /metrics.
 . "$(dirname "$0")/lib.sh"
 use_relaysim
@@ -156,7 +157,8 @@ zero = [n for n in ('cachebox_ingest_received_total', 'cachebox_ingest_stored_to
                     'cachebox_negentropy_sent_bytes_total', 'cachebox_uplink_forwarded_total',
                     'cachebox_inbox_forwarded_total', 'cachebox_http_accepted_total',
                     'cachebox_relay_endpoint_events_sent_total',
-                    'cachebox_relay_endpoint_sent_bytes_total')
+                    'cachebox_relay_endpoint_sent_bytes_total',
+                    'cachebox_written_bytes_total')
         if not val(m2, n)]
 relay_a = '{url="%s",role="bootstrap"}' % sys.argv[4]
 if not val(m2, 'cachebox_relay_events_total', relay_a):
@@ -175,6 +177,13 @@ result('values agree with the status document',
 total = sum(m2.get('cachebox_backfill_authors', {'samples': {}})['samples'].values())
 result(f'sum of cachebox_backfill_authors is authors_total ({st["backfill"]["authors_total"]})',
        [] if total == st['backfill']['authors_total'] > 0 else [f'sum {total}'])
+w = st.get('writes', {})
+per = val(m2, 'cachebox_written_bytes_per_stored_event')
+result('the write budget: writes.bytes from the kernel (source proc), '
+       'bytes per stored event in both',
+       [] if w.get('source') == 'proc' and w.get('bytes', 0) > 0 and
+       w.get('bytes_per_stored_event', 0) > 0 and per and per > 0
+       else [f'status writes {w}, metric per event {per}'])
 result('the forward rate: in the status, not in /metrics',
        [] if 'forward_rate' in st['uplink'] and not any('forward_rate' in n for n in m2)
        else ['forward_rate missing from the status, or exported'])
@@ -186,7 +195,7 @@ while read -r line; do
 	*) echo "        $line" ;;
 	esac
 done <"$T/checks"
-check "the checker ran to its end" test "$(grep -c '^\(ok\|FAIL\) ' "$T/checks")" -eq 11
+check "the checker ran to its end" test "$(grep -c '^\(ok\|FAIL\) ' "$T/checks")" -eq 12
 
 stop_daemon
 finish

@@ -23,6 +23,8 @@
 #     connection refused "blocked:" (1 MiB a connection), every other
 #     "error:" naming the spent budget; a small REQ meanwhile is served and
 #     the account is back to 0 when they leave;
+#   - NIP-70: a protected event taken only from its author authenticated
+#     by NIP-42 (relay_protected.mjs);
 #   - NIP-42 AUTHs signed by nostr-tools for another relay's URL: refused,
 #     the box's own URLs accepted.
 # Meanwhile every status poll is answered, and afterwards the drain
@@ -180,9 +182,39 @@ r = json.load(open(sys.argv[1]))["relay_endpoint"]
 sys.exit(0 if r["bad_messages"] >= 9987 and r["refused_full"] == 936 and
     r["clients"] == 0 else 1)' "$T/st.json"
 
+# NIP-70 with relay.accept = roots (relay.auth none): the root's protected
+# note is refused without AUTH (a challenge comes with the refusal) and
+# after an AUTH as another key, taken after an AUTH as the root; its plain
+# note needs no AUTH.
+SEC=3f2a8c1d9e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b
+ROOTSK=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["authors"][0]["seckey"])' "$(relaysim_q meta)")
+check "relay.accept = roots" \
+    bash -c "'$CACHEBOXCTL' -d '$D' config set relay.accept roots >/dev/null"
+(cd "$CACHEBOX_TESTS" && node "$here/relay_protected.mjs" "$P" "$ROOTSK" "$SEC") >"$T/prot.json"
+sed 's/^/    /' "$T/prot.json"
+check "NIP-70: a protected event without AUTH: auth-required, with a challenge, not stored" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["no_auth"]
+sys.exit(0 if r["challenge"] and len(r["ok"]) == 1 and r["ok"][0][0] is False and
+    r["ok"][0][1].startswith("auth-required: ") and r["req"] == [] else 1)' "$T/prot.json"
+check "  after an AUTH as another key: restricted, not stored, that key still reads" \
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["other"]
+sys.exit(0 if r["auth"] == [True, ""] and [o[0] for o in r["ok"]] == [False, False] and
+    r["ok"][1][1].startswith("restricted: ") and r["req"] == [] else 1)' "$T/prot.json"
+check "  after an AUTH as its author: accepted and served" python3 -c 'import json, sys
+j = json.load(open(sys.argv[1])); r = j["author"]
+sys.exit(0 if r["auth"] == [True, ""] and r["ok"] == [[False, r["ok"][0][1]], [True, ""]] and
+    r["req"] == [j["id"]] else 1)' "$T/prot.json"
+check "  the root's plain note without AUTH: accepted as before" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["plain"]
+sys.exit(0 if not r["challenge"] and r["ok"] == [[True, ""]] and len(r["req"]) == 1 else 1)' "$T/prot.json"
+check "  the four refusals counted (relay_endpoint.protected_refused)" \
+    test "$(status "$D" relay_endpoint.protected_refused)" = 4
+
 # NIP-42: an AUTH signed (nostr-tools) for another relay's URL proves
 # nothing here; one naming a URL the box answers as lets the key read.
-SEC=3f2a8c1d9e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b
 PK=$(cd "$CACHEBOX_TESTS" && node --input-type=module -e "import { getPublicKey } from 'nostr-tools/pure'; console.log(getPublicKey(Uint8Array.from(Buffer.from('$SEC', 'hex'))))")
 check "relay.auth = owners with a reader key and a box name set" bash -c \
     "'$CACHEBOXCTL' -d '$D' config set relay.readers '$PK' >/dev/null &&

@@ -3,13 +3,17 @@
  * and word matching, argument checking of API bodies and query strings,
  * the bearer token check, Prometheus text from a fixed status document,
  * the console's line discipline and word splitter, and the human
- * rendering shared by cacheboxctl and the console.
+ * rendering shared by cacheboxctl and the console, and the reading of
+ * the kernel's write count.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/buf.h"
@@ -20,6 +24,7 @@
 #include "core/secret.h"
 #include "ui/lined.h"
 #include "ui/render.h"
+#include "ui/status.h"
 
 /* ---- command table ----------------------------------------------------- */
 
@@ -557,6 +562,41 @@ test_render_follows(void **state)
 	cJSON_Delete(v);
 }
 
+/* ---- write budget ------------------------------------------------------ */
+
+static void
+io_file(const char *path, const char *text)
+{
+	FILE	*f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void
+test_io_write_bytes(void **state)
+{
+	char	 dir[] = "/tmp/test_ui.XXXXXX", path[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/io", dir);
+	io_file(path, "rchar: 6976\nwchar: 512\nsyscr: 10\nsyscw: 1\n"
+	    "read_bytes: 0\nwrite_bytes: 1234567890123\n"
+	    "cancelled_write_bytes: 123\n");
+	assert_int_equal(status_io_write_bytes(path), 1234567890000LL);
+	/* more cancelled than written (a file truncated before writeback) */
+	io_file(path, "write_bytes: 4096\ncancelled_write_bytes: 8192\n");
+	assert_int_equal(status_io_write_bytes(path), 0);
+	/* wchar is no disk write: without write_bytes the count is unknown */
+	io_file(path, "rchar: 1\nwchar: 4096\n");
+	assert_int_equal(status_io_write_bytes(path), -1);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(status_io_write_bytes(path), -1);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -574,6 +614,7 @@ main(void)
 		cmocka_unit_test(test_lined),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_io_write_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

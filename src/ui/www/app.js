@@ -129,6 +129,9 @@ function drawCards(st) {
   $('#store-events').textContent = fmtInt(s.events);
   $('#store-text').textContent = fmtBytes(s.bytes) + ' of ' + fmtBytes(s.max_bytes);
   setBar('#store-bar', s.bytes || 0, s.max_bytes || 0, true);
+  const w = st.writes || {};
+  $('#store-writes').textContent = 'written since start ' + fmtBytes(w.bytes) +
+    (typeof w.bytes_per_stored_event === 'number' ? ', ' + fmtBytes(w.bytes_per_stored_event) + ' per event stored' : '');
   $('#rss').textContent = fmtBytes(st.rss_bytes);
   $('#rss-text').textContent = 'budget ' + fmtBytes(st.rss_budget_bytes);
   setBar('#rss-bar', st.rss_bytes || 0, st.rss_budget_bytes || 0, true);
