@@ -227,7 +227,7 @@ summary_relays(const struct app *app, char *buf, size_t len)
 		return;
 	for (i = 0; i < n; i++)
 		if (pool_relay_info(app->pool, i, &info) == 0 &&
-		    strcmp(info.state, "open") == 0)
+		    info.state == RELAY_OPEN)
 			open++;
 	summary_add(buf, len, "%zu/%zu relays open", open, n);
 }

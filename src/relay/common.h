@@ -28,6 +28,23 @@ enum relay_role {
 /* "bootstrap", "outbox", "custom", "uplink". */
 const char	*relay_role_name(enum relay_role);
 
+/* Where a relay's connection is; relay_state_name() gives its word. */
+enum relay_state {
+	RELAY_NEW = 0,
+	RELAY_RESOLVING,
+	RELAY_CONNECTING,
+	RELAY_TLS,
+	RELAY_UPGRADING,
+	RELAY_OPEN,
+	RELAY_CLOSING,
+	RELAY_BACKOFF,
+	RELAY_FAILED,		/* terminal: the URL cannot work */
+	RELAY_DISABLED,		/* terminal: removed from the pool */
+};
+
+/* "new", "open", "backoff", ...: the word status and the store show. */
+const char	*relay_state_name(enum relay_state);
+
 /*
  * How every relay of a pool connects and behaves; the pool owns it and
  * may change pace_ms and backoff_cap_ms while relays use it. Zero values

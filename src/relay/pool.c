@@ -600,7 +600,8 @@ pool_info_fill(const struct relay *r, struct pool_relay_info *info)
 
 	memset(info, 0, sizeof(*info));
 	info->url = r->url;
-	info->state = relay_state_name(r->state);
+	info->state = r->state;
+	info->state_name = relay_state_name(r->state);
 	info->role = relay_role_name(r->role);
 	info->last_error = r->last_error;
 	info->last_error_at = r->last_error_at;

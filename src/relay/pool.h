@@ -132,7 +132,8 @@ struct pool_opts {
 /* What a status surface shows of one relay; strings owned by the pool. */
 struct pool_relay_info {
 	const char	*url;
-	const char	*state;		/* relay_state_name() */
+	enum relay_state state;
+	const char	*state_name;	/* relay_state_name(state) */
 	const char	*role;
 	const char	*last_error;	/* "" when none */
 	int64_t		 last_error_at;	/* wall s of last_error, 0 when none */

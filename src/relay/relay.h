@@ -41,18 +41,6 @@ struct http_req;
 struct nip11_info;
 struct relay;
 
-enum relay_state {
-	RELAY_NEW = 0,
-	RELAY_RESOLVING,
-	RELAY_CONNECTING,
-	RELAY_TLS,
-	RELAY_UPGRADING,
-	RELAY_OPEN,
-	RELAY_CLOSING,
-	RELAY_BACKOFF,
-	RELAY_FAILED,		/* terminal: the URL cannot work */
-	RELAY_DISABLED,		/* terminal: removed from the pool */
-};
 
 /* A negentropy session passes the same states: SENT is NEG-OPEN out, no
  * NEG-MSG back yet; LIVE is after the relay's first NEG-MSG. */
@@ -178,7 +166,6 @@ struct relay {
 TAILQ_HEAD(relay_list, relay);
 
 /* "new", "connecting", "open", "backoff", ... */
-const char	*relay_state_name(enum relay_state);
 
 /*
  * A relay for url (not yet connecting) on loop, connecting as conf says

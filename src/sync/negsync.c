@@ -1055,7 +1055,7 @@ relay_open(struct negsync *ns, const char *url)
 	struct pool_relay_info	info;
 
 	return pool_relay_info_url(ns->pool, url, &info) == 0 &&
-	    strcmp(info.state, "open") == 0;
+	    info.state == RELAY_OPEN;
 }
 
 /* Begin an attempt on the due relay url, or defer it. */

@@ -252,7 +252,7 @@ pager_timeout(struct loop *l, void *arg)
 	}
 	/* A relay that is down gets the REQ again from the pool when back. */
 	if (pool_relay_info_url(pg->d.pool, pg->url, &info) == 0 &&
-	    strcmp(info.state, "open") != 0) {
+	    info.state != RELAY_OPEN) {
 		if (info.failures < DRAIN_GIVEUP_FAILURES) {
 			pg->last_ms = now;
 			pg->timer = loop_timer_add(l, pg->d.timeout_ms,
@@ -260,7 +260,7 @@ pager_timeout(struct loop *l, void *arg)
 			return;
 		}
 		snprintf(why, sizeof(why), "relay unreachable: %s",
-		    info.last_error[0] ? info.last_error : info.state);
+		    info.last_error[0] ? info.last_error : info.state_name);
 		pg->hooks->fail(pg->arg, PAGER_UNREACHABLE, why);
 		return;
 	}

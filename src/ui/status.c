@@ -196,7 +196,7 @@ status_relay_info(const struct pool_relay_info *info)
 		return NULL;
 	cJSON_AddStringToObject(r, "url", info->url);
 	cJSON_AddStringToObject(r, "role", info->role);
-	cJSON_AddStringToObject(r, "state", info->state);
+	cJSON_AddStringToObject(r, "state", info->state_name);
 	cJSON_AddNumberToObject(r, "events", (double)info->events);
 	cJSON_AddNumberToObject(r, "reqs", (double)info->reqs);
 	cJSON_AddNumberToObject(r, "invalid", (double)info->invalid);
@@ -222,14 +222,13 @@ status_relay_info(const struct pool_relay_info *info)
 static const char *
 relay_health(const struct pool_relay_info *info, const char *recovery)
 {
-	if (strcmp(info->state, "open") == 0)
+	if (info->state == RELAY_OPEN)
 		return recovery != NULL ? recovery : "connected";
 	if (info->last_open_at == 0)
 		return "never opened";
-	if (strcmp(info->state, "backoff") == 0)
+	if (info->state == RELAY_BACKOFF)
 		return "backing off";
-	if (strcmp(info->state, "failed") == 0 ||
-	    strcmp(info->state, "disabled") == 0)
+	if (info->state == RELAY_FAILED || info->state == RELAY_DISABLED)
 		return "not connected";
 	return "reconnecting";
 }

@@ -208,11 +208,11 @@ nostr_relay_open(struct nostr *ns)
 		nostr_state(ns, "connecting");
 		return false;
 	}
-	if (strcmp(info.state, "open") == 0)
+	if (info.state == RELAY_OPEN)
 		return true;
-	nostr_state(ns, info.state);
+	nostr_state(ns, info.state_name);
 	if (info.last_error != NULL && info.last_error[0] != '\0')
-		uplink_set_error(ns->up, "relay %s: %s", info.state,
+		uplink_set_error(ns->up, "relay %s: %s", info.state_name,
 		    info.last_error);
 	return false;
 }

@@ -202,7 +202,7 @@ relay_open(void)
 
 	while (clock_mono_ms() < end) {
 		if (pool_relay_info_url(P, url, &i) == 0 &&
-		    strcmp(i.state, "open") == 0)
+		    i.state == RELAY_OPEN)
 			return true;
 		(void)loop_run_once(L, 50);
 	}
@@ -290,13 +290,13 @@ scenario(void)
 		check(false, "relay info");
 		return;
 	}
-	check(strcmp(i.state, "open") == 0 && i.failures == 0 &&
+	check(i.state == RELAY_OPEN && i.failures == 0 &&
 	    i.reqs == 2 && i.eose == 2 && i.events == NOTES + 2 + 2 &&
 	    i.invalid == 0 && i.dropped == 0 && i.closed == 0 &&
 	    i.subs_open == 2 && i.subs_queued == 0,
 	    "pool counters: state=%s failures=%u reqs=%llu eose=%llu "
 	    "events=%llu invalid=%llu dropped=%llu closed=%llu open=%zu",
-	    i.state, i.failures, (unsigned long long)i.reqs,
+	    i.state_name, i.failures, (unsigned long long)i.reqs,
 	    (unsigned long long)i.eose, (unsigned long long)i.events,
 	    (unsigned long long)i.invalid, (unsigned long long)i.dropped,
 	    (unsigned long long)i.closed, i.subs_open);

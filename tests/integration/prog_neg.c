@@ -286,7 +286,7 @@ report(void)
 			continue;
 		printf("relay %s state=%s neg_opens=%llu neg_msgs_in=%llu "
 		    "neg_msgs_out=%llu neg_errs=%llu notices=%llu reqs=%llu "
-		    "invalid=%llu\n", info.url, info.state,
+		    "invalid=%llu\n", info.url, info.state_name,
 		    (unsigned long long)info.neg_opens,
 		    (unsigned long long)info.neg_msgs_in,
 		    (unsigned long long)info.neg_msgs_out,

@@ -173,7 +173,7 @@ report(const struct target *t)
 	printf("relay %s state=%s eose=%d closed=%s events=%u valid=%u "
 	    "invalid=%u resent=%u reqs=%llu auth=%llu authenticated=%d "
 	    "notices=%llu bad=%llu dropped=%llu failures=%u ok=%s "
-	    "last_error=%s\n", t->url, i.state, t->eose,
+	    "last_error=%s\n", t->url, i.state_name, t->eose,
 	    t->closed[0] ? t->closed : "-", t->events, t->valid, t->invalid,
 	    t->resent, (unsigned long long)i.reqs, (unsigned long long)i.auth,
 	    i.authenticated, (unsigned long long)i.notices,
@@ -201,7 +201,7 @@ open_count(void)
 	size_t			 i, n = 0;
 
 	for (i = 0; pool_relay_info(pool, i, &info) == 0; i++)
-		n += strcmp(info.state, "open") == 0;
+		n += info.state == RELAY_OPEN;
 	return n;
 }
 

@@ -159,7 +159,7 @@ is_open(void *name)
 {
 	struct pool_relay_info	 i;
 
-	return info(name, &i) && strcmp(i.state, "open") == 0;
+	return info(name, &i) && i.state == RELAY_OPEN;
 }
 
 static bool
@@ -365,7 +365,7 @@ in_backoff(void *name)
 {
 	struct pool_relay_info	 i;
 
-	return info(name, &i) && strcmp(i.state, "backoff") == 0;
+	return info(name, &i) && i.state == RELAY_BACKOFF;
 }
 
 static void
@@ -391,18 +391,18 @@ scenario_tls(void)
 	(void)wait_until(in_backoff, "tlswrong", WAIT_MS);
 	(void)wait_until(in_backoff, "tlsrogue", WAIT_MS);
 	got = info("tlswrong", &i);
-	check(got && strcmp(i.state, "backoff") == 0 &&
+	check(got && i.state == RELAY_BACKOFF &&
 	    i.failures == 1 && strcmp(i.last_error, "host name mismatch") == 0 &&
 	    i.subs_queued == 1 && i.reqs == 0 && wrong.events == 0,
 	    "tlswrong: refused, state %s, failures %u, last_error \"%s\"",
-	    i.state, i.failures, i.last_error);
+	    i.state_name, i.failures, i.last_error);
 	got = info("tlsrogue", &i);
-	check(got && strcmp(i.state, "backoff") == 0 &&
+	check(got && i.state == RELAY_BACKOFF &&
 	    i.failures == 1 &&
 	    strcmp(i.last_error, "certificate not trusted") == 0 &&
 	    i.subs_queued == 1 && i.reqs == 0 && rogue.events == 0,
 	    "tlsrogue: refused, state %s, failures %u, last_error \"%s\"",
-	    i.state, i.failures, i.last_error);
+	    i.state_name, i.failures, i.last_error);
 	sub_done(&ok);
 	sub_done(&wrong);
 	sub_done(&rogue);
@@ -428,7 +428,7 @@ scenario_oversized(void)
 	got = info("big", &i);
 	check(got && big.eoses == 1 && big.valid == 20 &&
 	    big.resent == 1 && i.reqs == 2 && i.failures == 0 &&
-	    strcmp(i.state, "open") == 0 && strcmp(i.last_error,
+	    i.state == RELAY_OPEN && strcmp(i.last_error,
 	    "connection closed (1009: message too big)") == 0,
 	    "big: closed 1009, reconnected, REQ resent, 20 events and EOSE "
 	    "(eose %u valid %u resent %u reqs %llu last_error \"%s\")",
@@ -437,7 +437,7 @@ scenario_oversized(void)
 	got = info("plain", &i);
 	check(got && plain.eoses == 1 && plain.valid == 20 &&
 	    plain.resent == 0 && i.reqs == 1 && i.failures == 0 &&
-	    i.last_error[0] == '\0' && strcmp(i.state, "open") == 0,
+	    i.last_error[0] == '\0' && i.state == RELAY_OPEN,
 	    "plain: unaffected (eose %u valid %u resent %u reqs %llu \"%s\")",
 	    plain.eoses, plain.valid, plain.resent,
 	    (unsigned long long)i.reqs, i.last_error);
@@ -533,17 +533,17 @@ scenario_dead(void)
 	}
 	dead = wait_until(dead_seen, "frozen", WAIT_MS);
 	(void)info("frozen", &i);
-	check(dead && strcmp(i.state, "open") != 0 && i.failures >= 1,
+	check(dead && i.state != RELAY_OPEN && i.failures >= 1,
 	    "frozen: dead peer detected (state %s, failures %u, \"%s\")",
-	    i.state, i.failures, i.last_error);
+	    i.state_name, i.failures, i.last_error);
 	(void)kill(frozen_pid, SIGCONT);
 	(void)wait_until(two_eose, &s, WAIT_MS + 30000);
 	got = info("frozen", &i);
 	check(got && s.eoses == 2 && s.resent == 1 &&
-	    i.reqs == 2 && strcmp(i.state, "open") == 0 && i.failures == 0,
+	    i.reqs == 2 && i.state == RELAY_OPEN && i.failures == 0,
 	    "frozen: thawed, reconnected, REQ resent, EOSE again (eose %u "
 	    "resent %u reqs %llu state %s)", s.eoses, s.resent,
-	    (unsigned long long)i.reqs, i.state);
+	    (unsigned long long)i.reqs, i.state_name);
 	sub_done(&s);
 	pool_stop();
 }
@@ -572,7 +572,7 @@ scenario_slow(void)
 	got = info("slow", &i);
 	check(got && slow.valid == 20 && slow.resent == 0 &&
 	    i.reqs == 1 && i.failures == 0 && i.last_error[0] == '\0' &&
-	    strcmp(i.state, "open") == 0,
+	    i.state == RELAY_OPEN,
 	    "slow: answered after more than dead_ms, kept alive by pongs "
 	    "(valid %u resent %u reqs %llu \"%s\")", slow.valid, slow.resent,
 	    (unsigned long long)i.reqs, i.last_error);
@@ -608,7 +608,7 @@ scenario_forged(void)
 	check(got && w.eoses == 1 && w.valid == 40 &&
 	    w.matched == 40 && w.invalid >= 1 && w.events == 40 + w.invalid &&
 	    i.invalid == w.invalid && i.failures == 0 &&
-	    strcmp(i.state, "open") == 0, "wrongid: 40 valid, %u wrong-id "
+	    i.state == RELAY_OPEN, "wrongid: 40 valid, %u wrong-id "
 	    "copies refused and counted (pool invalid %llu), connection kept",
 	    w.invalid, (unsigned long long)i.invalid);
 	fact("wrongid", "forged_sent", w.invalid);
