@@ -33,6 +33,7 @@
 #include "store/config_store.h"
 #include "store/store.h"
 #include "sync/backup.h"
+#include "sync/ctx.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
@@ -412,6 +413,7 @@ static int
 start_sync(struct app *app)
 {
 	struct pool_opts	o;
+	struct sync_ctx		cx;
 
 	memset(&o, 0, sizeof(o));
 	if ((app->dns = dns_new(app->loop)) == NULL)
@@ -442,16 +444,15 @@ start_sync(struct app *app)
 	app_ingest_configure(app);
 	app->follow = follow_new(app->loop, app->pool, app->ingest,
 	    app->store, app->cfg);
-	app->drain = drain_new(app->loop, app->pool, app->ingest, app->store,
-	    app->cfg, app->follow);
-	app->negsync = negsync_new(app->loop, app->pool, app->ingest,
-	    app->store, app->cfg, app->follow);
-	app->live = live_new(app->loop, app->pool, app->ingest, app->store,
-	    app->cfg, app->follow);
+	cx = (struct sync_ctx){ .loop = app->loop, .pool = app->pool,
+	    .ing = app->ingest, .st = app->store, .cfg = app->cfg,
+	    .follow = app->follow };
+	app->drain = drain_new(&cx);
+	app->negsync = negsync_new(&cx);
+	app->live = live_new(&cx);
 	app->retention = retention_new(app->loop, app->store, app->ingest,
 	    app->cfg);
-	app->jobs = jobs_new(app->loop, app->pool, app->ingest, app->store,
-	    app->cfg, app->follow);
+	app->jobs = jobs_new(&cx);
 	/* After ingest: its hook steps once ingest's has committed. */
 	app->backup = backup_new(app->loop, app->store);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||

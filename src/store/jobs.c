@@ -564,9 +564,7 @@ batch_row(sqlite3_stmt *q, struct store_job_batch *b)
 }
 
 int
-store_job_batch_add(struct store *st, int64_t job, int64_t index, int64_t lo,
-    int64_t hi, const uint8_t *mask, size_t masklen, int64_t items,
-    const char *relay)
+store_job_batch_add(struct store *st, const struct store_job_batch_spec *b)
 {
 	sqlite3_stmt	*q;
 	int		 bad;
@@ -576,12 +574,12 @@ store_job_batch_add(struct store *st, int64_t job, int64_t index, int64_t lo,
 	    "?4, ?5, ?6, ?7)");
 	if (q == NULL)
 		return -1;
-	bad = bind_i64(q, 1, job) || bind_i64(q, 2, index) ||
-	    bind_i64(q, 3, lo) || bind_i64(q, 4, hi) ||
-	    (mask != NULL ? sqlite3_bind_blob(q, 5, mask, (int)masklen,
-	    SQLITE_TRANSIENT) : sqlite3_bind_null(q, 5)) ||
-	    bind_i64(q, 6, items) ||
-	    sqlite3_bind_text(q, 7, relay, -1, SQLITE_TRANSIENT);
+	bad = bind_i64(q, 1, b->job) || bind_i64(q, 2, b->index) ||
+	    bind_i64(q, 3, b->item_lo) || bind_i64(q, 4, b->item_hi) ||
+	    (b->mask != NULL ? sqlite3_bind_blob(q, 5, b->mask,
+	    (int)b->masklen, SQLITE_TRANSIENT) : sqlite3_bind_null(q, 5)) ||
+	    bind_i64(q, 6, b->items) ||
+	    sqlite3_bind_text(q, 7, b->relay, -1, SQLITE_TRANSIENT);
 	return write_done(st, q, bad, "job batch add");
 }
 
@@ -833,32 +831,33 @@ store_job_batch_gap(struct store *st, int64_t id, int64_t gap_since)
 }
 
 int
-store_job_batch_end(struct store *st, int64_t id, int64_t job,
-    enum store_job_status status, enum store_cursor_why why,
-    const char *reason, int64_t gap_since, int64_t now_s)
+store_job_batch_end(struct store *st, const struct store_job_batch_outcome *o)
 {
-	sqlite3_stmt	*q;
-	int		 bad;
+	sqlite3_stmt		*q;
+	enum store_job_status	 status = o->status;
+	int			 bad;
 
 	q = store_stmt(st, "UPDATE job_batches SET status = ?2, why = ?3, "
 	    "error_message = ?4, gap_since = ?5, completed_at = ?6 "
 	    "WHERE id = ?1");
 	if (q == NULL)
 		return -1;
-	bad = bind_i64(q, 1, id) ||
+	bad = bind_i64(q, 1, o->id) ||
 	    sqlite3_bind_text(q, 2, store_job_status_name(status), -1,
 	    SQLITE_STATIC) ||
-	    bind_i64(q, 3, status == STORE_JOB_INCOMPLETE ? (int64_t)why : 0) ||
-	    bind_text_opt(q, 4, status == STORE_JOB_COMPLETE ? NULL : reason) ||
-	    bind_opt(q, 5, status == STORE_JOB_COMPLETE ? -1 : gap_since) ||
-	    bind_i64(q, 6, now_s);
+	    bind_i64(q, 3, status == STORE_JOB_INCOMPLETE ? (int64_t)o->why :
+	    0) ||
+	    bind_text_opt(q, 4, status == STORE_JOB_COMPLETE ? NULL :
+	    o->reason) ||
+	    bind_opt(q, 5, status == STORE_JOB_COMPLETE ? -1 : o->gap_since) ||
+	    bind_i64(q, 6, o->now_s);
 	if (write_one(st, q, bad, "job batch end") == -1)
 		return -1;
 	q = store_stmt(st, "UPDATE jobs SET done_batches = done_batches + 1 "
 	    "WHERE id = ?1");
 	if (q == NULL)
 		return -1;
-	return write_one(st, q, bind_i64(q, 1, job), "job batch done");
+	return write_one(st, q, bind_i64(q, 1, o->job), "job batch done");
 }
 
 int

@@ -166,14 +166,20 @@ int	store_job_write_relays(struct store *, int64_t job, size_t max,
 
 /* ---- batches ------------------------------------------------------------- */
 
-/*
- * Add batch number index of job: items [lo, hi) of its list, mask (NULL:
- * all of them; else masklen bytes, bit i is item lo + i), items the
- * number it asks, on relay. 0 or -1.
- */
-int	store_job_batch_add(struct store *, int64_t job, int64_t index,
-	    int64_t lo, int64_t hi, const uint8_t *mask, size_t masklen,
-	    int64_t items, const char *relay);
+/* A batch to add to a job's plan. */
+struct store_job_batch_spec {
+	int64_t		 job;
+	int64_t		 index;		/* its number in the job */
+	int64_t		 item_lo, item_hi; /* items [lo, hi) of the list */
+	const uint8_t	*mask;		/* NULL: all of them; else masklen
+					 * bytes, bit i is item lo + i */
+	size_t		 masklen;
+	int64_t		 items;		/* the number it asks */
+	const char	*relay;
+};
+/* Add the batch b describes. 0 or -1. */
+int	store_job_batch_add(struct store *,
+	    const struct store_job_batch_spec *b);
 /* Remove every batch of job. 0 or -1. */
 int	store_job_batches_clear(struct store *, int64_t job);
 /*
@@ -229,14 +235,22 @@ int	store_job_batch_page(struct store *, int64_t id, int64_t job,
 	    int64_t until, int64_t received, int64_t fresh);
 /* A possible gap at second gap_since (the batch goes on). 0 or -1. */
 int	store_job_batch_gap(struct store *, int64_t id, int64_t gap_since);
+/* How a batch ended. */
+struct store_job_batch_outcome {
+	int64_t			 id;		/* the batch */
+	int64_t			 job;		/* its job */
+	enum store_job_status	 status;	/* complete, incomplete, failed */
+	enum store_cursor_why	 why;		/* incomplete only */
+	const char		*reason;	/* not complete; NULL: none */
+	int64_t			 gap_since;	/* not complete; < 0: none */
+	int64_t			 now_s;		/* completed_at */
+};
 /*
- * Batch id (of job) is finished: status complete, incomplete (why and
- * reason, gap_since < 0: none) or failed (reason); completed_at = now_s;
- * the job's done_batches + 1. 0 or -1.
+ * Batch o->id is finished as o says; the job's done_batches + 1. 0 or
+ * -1.
  */
-int	store_job_batch_end(struct store *, int64_t id, int64_t job,
-	    enum store_job_status, enum store_cursor_why why,
-	    const char *reason, int64_t gap_since, int64_t now_s);
+int	store_job_batch_end(struct store *,
+	    const struct store_job_batch_outcome *o);
 /*
  * An attempt of batch id failed and it will be asked again: pending,
  * attempts = attempts, next_attempt_ms, error = reason; the cursor stays.

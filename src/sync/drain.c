@@ -39,6 +39,7 @@
 #include "store/cursors.h"
 #include "store/follows.h"
 #include "store/store.h"
+#include "sync/ctx.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
@@ -660,23 +661,22 @@ drain_tick(struct loop *l, void *arg)
 }
 
 struct drain *
-drain_new(struct loop *loop, struct pool *pool, struct ingest *ing,
-    struct store *st, const struct config *cfg, struct follow *follow)
+drain_new(const struct sync_ctx *cx)
 {
 	struct drain	*d;
 
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
-	d->loop = loop;
-	d->pool = pool;
-	d->ing = ing;
-	d->st = st;
-	d->cfg = cfg;
-	d->follow = follow;
+	d->loop = cx->loop;
+	d->pool = cx->pool;
+	d->ing = cx->ing;
+	d->st = cx->st;
+	d->cfg = cx->cfg;
+	d->follow = cx->follow;
 	d->pace_ms = -1;
-	d->retry_sweep_ms = loop_now_ms(loop) + DRAIN_RETRY_SWEEP_MS;
+	d->retry_sweep_ms = loop_now_ms(cx->loop) + DRAIN_RETRY_SWEEP_MS;
 	TAILQ_INIT(&d->relays);
-	d->tick_timer = loop_timer_add(loop, DRAIN_TICK_MS, drain_tick, d);
+	d->tick_timer = loop_timer_add(cx->loop, DRAIN_TICK_MS, drain_tick, d);
 	return d;
 }
 
@@ -695,7 +695,7 @@ drain_free(struct drain *d)
 	free(d);
 }
 
-struct sync_ctx {
+struct sync_walk {
 	struct drain			*d;
 	const struct outbox_plan	*plan;
 	int64_t				 now;
@@ -706,7 +706,7 @@ static int
 sync_write_relay(const uint8_t pubkey[32], const struct store_author_relay *ar,
     void *arg)
 {
-	struct sync_ctx	*c = arg;
+	struct sync_walk	*c = arg;
 	enum relay_role	 role = outbox_is_bootstrap(c->plan, ar->url) ?
 			    RELAY_ROLE_BOOTSTRAP : RELAY_ROLE_OUTBOX;
 
@@ -794,7 +794,7 @@ row_reconcile_due(const struct drain *d, const struct store_cursor *c,
 static int
 sync_old_row(const struct store_cursor *c, void *arg)
 {
-	struct sync_ctx	*sc = arg;
+	struct sync_walk	*sc = arg;
 	struct drelay	*dr = drelay_find(sc->d, c->relay);
 	bool		 allowed = outbox_allowed(sc->plan, c->relay);
 	bool		 draining = c->state == STORE_CURSOR_DRAINING;
@@ -845,7 +845,7 @@ void
 drain_sync(void *arg)
 {
 	struct drain		*d = arg;
-	struct sync_ctx		 c = { .d = d, .now = clock_wall_s() };
+	struct sync_walk		 c = { .d = d, .now = clock_wall_s() };
 	struct outbox_plan	 plan;
 	struct drelay		*dr;
 	uint8_t			 (*authors)[32] = NULL;

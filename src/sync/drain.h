@@ -53,13 +53,14 @@ struct config;
 struct follow;
 struct drain;
 
+struct sync_ctx;
+
 /*
- * A drain over the given parts (borrowed; they outlive it). follow may be
- * NULL; it is told of every event so relay lists found while draining are
+ * A drain over the parts of cx (sync/ctx.h). cx->follow may be NULL;
+ * else it is told of every event so relay lists found while draining are
  * used. Nothing is asked before drain_sync(). NULL on allocation failure.
  */
-struct drain	*drain_new(struct loop *, struct pool *, struct ingest *,
-		    struct store *, const struct config *, struct follow *);
+struct drain	*drain_new(const struct sync_ctx *cx);
 /* Close every step (cursors stay where the last EOSE put them) and free. */
 void		 drain_free(struct drain *);
 

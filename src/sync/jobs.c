@@ -46,6 +46,7 @@
 #include "sync/follow.h"
 #include "sync/ingest.h"
 #include "sync/job_spec.h"
+#include "sync/ctx.h"
 #include "sync/jobs.h"
 #include "sync/pager.h"
 
@@ -160,9 +161,10 @@ step_fail(struct jstep *s, const char *reason)
 		    reason);
 		(void)store_job_batch_later(j->st, s->b.id, attempts, 0,
 		    reason);
-		(void)store_job_batch_end(j->st, s->b.id, s->b.job_id,
-		    STORE_JOB_FAILED, STORE_CURSOR_WHY_NONE, reason, -1,
-		    clock_wall_s());
+		(void)store_job_batch_end(j->st, &(struct
+		    store_job_batch_outcome){ .id = s->b.id, .job =
+		    s->b.job_id, .status = STORE_JOB_FAILED, .reason = reason,
+		    .gap_since = -1, .now_s = clock_wall_s() });
 	}
 	step_finish(s);
 }
@@ -321,17 +323,20 @@ step_commit(void *arg, struct drain_verdict *v)
 	s->next = v->next;
 	switch (v->next) {
 	case DRAIN_NEXT_COMPLETE:
-		return store_job_batch_end(j->st, s->b.id, s->b.job_id,
-		    STORE_JOB_COMPLETE, STORE_CURSOR_WHY_NONE, NULL, -1,
-		    clock_wall_s());
+		return store_job_batch_end(j->st, &(struct
+		    store_job_batch_outcome){ .id = s->b.id, .job =
+		    s->b.job_id, .status = STORE_JOB_COMPLETE, .gap_since = -1,
+		    .now_s = clock_wall_s() });
 	case DRAIN_NEXT_INCOMPLETE:
 		verdict_reason(v, reason, sizeof(reason));
 		log_info("jobs: job %lld batch %lld on %s incomplete: %s",
 		    (long long)s->b.job_id, (long long)s->b.index, s->jr->url,
 		    reason);
-		return store_job_batch_end(j->st, s->b.id, s->b.job_id,
-		    STORE_JOB_INCOMPLETE, v->why, reason, v->gap_since,
-		    clock_wall_s());
+		return store_job_batch_end(j->st, &(struct
+		    store_job_batch_outcome){ .id = s->b.id, .job =
+		    s->b.job_id, .status = STORE_JOB_INCOMPLETE, .why = v->why,
+		    .reason = reason, .gap_since = v->gap_since, .now_s =
+		    clock_wall_s() });
 	default:
 		if (v->gap) {
 			p->has_gap = true;
@@ -455,9 +460,10 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 	jr->nsteps++;
 	j->nsteps++;
 	if (rc == 0) {		/* nothing to ask: complete */
-		(void)store_job_batch_end(j->st, b->id, b->job_id,
-		    STORE_JOB_COMPLETE, STORE_CURSOR_WHY_NONE, NULL, -1,
-		    clock_wall_s());
+		(void)store_job_batch_end(j->st, &(struct
+		    store_job_batch_outcome){ .id = b->id, .job = b->job_id,
+		    .status = STORE_JOB_COMPLETE, .gap_since = -1, .now_s =
+		    clock_wall_s() });
 		step_finish(s);
 		return 0;
 	}
@@ -771,25 +777,24 @@ tick(struct loop *l, void *arg)
 }
 
 struct jobs *
-jobs_new(struct loop *loop, struct pool *pool, struct ingest *ing,
-    struct store *st, const struct config *cfg, struct follow *follow)
+jobs_new(const struct sync_ctx *cx)
 {
 	struct jobs	*j;
 	int64_t		 n;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return NULL;
-	j->loop = loop;
-	j->pool = pool;
-	j->ing = ing;
-	j->st = st;
-	j->cfg = cfg;
-	j->follow = follow;
+	j->loop = cx->loop;
+	j->pool = cx->pool;
+	j->ing = cx->ing;
+	j->st = cx->st;
+	j->cfg = cx->cfg;
+	j->follow = cx->follow;
 	TAILQ_INIT(&j->relays);
-	if ((n = store_jobs_recover(st)) > 0)
+	if ((n = store_jobs_recover(cx->st)) > 0)
 		log_info("jobs: %lld batches that were running go on from "
 		    "their cursors", (long long)n);
-	j->tick_timer = loop_timer_add(loop, 0, tick, j);
+	j->tick_timer = loop_timer_add(cx->loop, 0, tick, j);
 	return j;
 }
 

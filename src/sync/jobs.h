@@ -51,13 +51,14 @@ struct job_spec;
 struct jobs;
 
 
+struct sync_ctx;
+
 /*
- * The planner over borrowed parts (they outlive it); follow may be NULL
- * (new relay lists are then not noted). It puts batches a crash left
+ * The planner over the parts of cx (sync/ctx.h); cx->follow may be
+ * NULL (new relay lists are then not noted). It puts batches a crash left
  * running back to pending and starts looking for work. NULL on failure.
  */
-struct jobs	*jobs_new(struct loop *, struct pool *, struct ingest *,
-		    struct store *, const struct config *, struct follow *);
+struct jobs	*jobs_new(const struct sync_ctx *cx);
 /* Drop every request (batches go back to pending) and free. */
 void		 jobs_free(struct jobs *);
 

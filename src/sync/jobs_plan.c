@@ -130,8 +130,14 @@ static int
 cut_add(struct cut *c, int64_t lo, int64_t hi, const uint8_t *mask,
     int64_t count, size_t r, const char *url, int64_t *per_relay)
 {
-	if (store_job_batch_add(c->j->st, c->job, c->index++, lo, hi, mask,
-	    mask != NULL ? (size_t)(hi - lo + 7) / 8 : 0, count, url) == -1)
+	struct store_job_batch_spec	b = {
+		.job = c->job, .index = c->index++, .item_lo = lo,
+		.item_hi = hi, .mask = mask,
+		.masklen = mask != NULL ? (size_t)(hi - lo + 7) / 8 : 0,
+		.items = count, .relay = url,
+	};
+
+	if (store_job_batch_add(c->j->st, &b) == -1)
 		return -1;
 	per_relay[r]++;
 	return 0;

@@ -33,6 +33,7 @@
 #include "store/follows.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
+#include "sync/ctx.h"
 #include "sync/live.h"
 #include "sync/outbox.h"
 #include "sync/subs.h"
@@ -423,19 +424,18 @@ live_sync(void *arg)
 }
 
 struct live *
-live_new(struct loop *loop, struct pool *pool, struct ingest *ing,
-    struct store *st, const struct config *cfg, struct follow *follow)
+live_new(const struct sync_ctx *cx)
 {
 	struct live	*lv;
 
 	if ((lv = calloc(1, sizeof(*lv))) == NULL)
 		return NULL;
-	lv->loop = loop;
-	lv->pool = pool;
-	lv->ing = ing;
-	lv->st = st;
-	lv->cfg = cfg;
-	lv->follow = follow;
+	lv->loop = cx->loop;
+	lv->pool = cx->pool;
+	lv->ing = cx->ing;
+	lv->st = cx->st;
+	lv->cfg = cx->cfg;
+	lv->follow = cx->follow;
 	TAILQ_INIT(&lv->relays);
 	return lv;
 }

@@ -22,9 +22,10 @@ struct config;
 struct follow;
 struct live;
 
-/* A live planner over borrowed parts. NULL on allocation failure. */
-struct live	*live_new(struct loop *, struct pool *, struct ingest *,
-		    struct store *, const struct config *, struct follow *);
+struct sync_ctx;
+
+/* A live planner over the parts of cx (sync/ctx.h). NULL on failure. */
+struct live	*live_new(const struct sync_ctx *cx);
 /* Close every subscription and free. NULL is a no-op. */
 void		 live_free(struct live *);
 /*

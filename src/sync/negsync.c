@@ -33,6 +33,7 @@
 #include "store/events.h"
 #include "store/relays.h"
 #include "store/store.h"
+#include "sync/ctx.h"
 #include "sync/follow.h"
 #include "sync/idfetch.h"
 #include "sync/ingest.h"
@@ -1163,29 +1164,28 @@ on_stored(void *arg, const struct ingest_stored *s)
 /* ---- life ---------------------------------------------------------------- */
 
 struct negsync *
-negsync_new(struct loop *loop, struct pool *pool, struct ingest *ing,
-    struct store *st, const struct config *cfg, struct follow *follow)
+negsync_new(const struct sync_ctx *cx)
 {
 	struct negsync	*ns;
 
 	if ((ns = calloc(1, sizeof(*ns))) == NULL)
 		return NULL;
-	ns->loop = loop;
-	ns->pool = pool;
-	ns->ing = ing;
-	ns->st = st;
-	ns->cfg = cfg;
-	ns->follow = follow;
+	ns->loop = cx->loop;
+	ns->pool = cx->pool;
+	ns->ing = cx->ing;
+	ns->st = cx->st;
+	ns->cfg = cx->cfg;
+	ns->follow = cx->follow;
 	TAILQ_INIT(&ns->steps);
 	TAILQ_INIT(&ns->fetches);
-	ns->rec = recovery_new(st, config_get_int(cfg,
-	    "recovery.backoff_base_ms"), config_get_int(cfg,
+	ns->rec = recovery_new(cx->st, config_get_int(cx->cfg,
+	    "recovery.backoff_base_ms"), config_get_int(cx->cfg,
 	    "recovery.backoff_max_ms"));
 	if (ns->rec == NULL) {
 		free(ns);
 		return NULL;
 	}
-	if (ingest_listen(ing, on_stored, ns) == -1) {
+	if (ingest_listen(cx->ing, on_stored, ns) == -1) {
 		recovery_free(ns->rec);
 		free(ns);
 		return NULL;

@@ -81,13 +81,14 @@ struct negsync_stats {
 	uint64_t	over_budget;		/* sessions ended past their budget */
 };
 
+struct sync_ctx;
+
 /*
- * A planner over borrowed parts (they outlive it); follow may be NULL. It
+ * A planner over the parts of cx (sync/ctx.h); cx->follow may be NULL. It
  * opens the recovery index (recovery.backoff_*_ms), releases attempts a
  * crash left in flight, and starts the recovery timer. NULL on failure.
  */
-struct negsync	*negsync_new(struct loop *, struct pool *, struct ingest *,
-		    struct store *, const struct config *, struct follow *);
+struct negsync	*negsync_new(const struct sync_ctx *cx);
 /* Stop every step and fetch (no callbacks) and free. NULL is a no-op. */
 void		 negsync_free(struct negsync *);
 

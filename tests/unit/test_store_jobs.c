@@ -303,14 +303,22 @@ job_with_batches(struct fixture *fx)
 	int64_t	id = new_job(fx, "x", 0);
 	uint8_t	mask = 0x02;
 
-	assert_int_equal(store_job_batch_add(fx->st, id, 0, 0, 2, NULL, 0, 2,
-	    RA), 0);
-	assert_int_equal(store_job_batch_add(fx->st, id, 1, 2, 4, NULL, 0, 2,
-	    RA), 0);
-	assert_int_equal(store_job_batch_add(fx->st, id, 2, 0, 2, &mask, 1, 1,
-	    RB), 0);
-	assert_int_equal(store_job_batch_add(fx->st, id, 2, 0, 2, NULL, 0, 1,
-	    RB), -1);			/* unique index */
+	assert_int_equal(store_job_batch_add(fx->st,
+	    &(struct store_job_batch_spec){ .job = id, .index = 0,
+	    .item_lo = 0, .item_hi = 2, .mask = NULL, .masklen = 0,
+	    .items = 2, .relay = RA }), 0);
+	assert_int_equal(store_job_batch_add(fx->st,
+	    &(struct store_job_batch_spec){ .job = id, .index = 1,
+	    .item_lo = 2, .item_hi = 4, .mask = NULL, .masklen = 0,
+	    .items = 2, .relay = RA }), 0);
+	assert_int_equal(store_job_batch_add(fx->st,
+	    &(struct store_job_batch_spec){ .job = id, .index = 2,
+	    .item_lo = 0, .item_hi = 2, .mask = &mask, .masklen = 1,
+	    .items = 1, .relay = RB }), 0);
+	assert_int_equal(store_job_batch_add(fx->st,
+	    &(struct store_job_batch_spec){ .job = id, .index = 2,
+	    .item_lo = 0, .item_hi = 2, .mask = NULL, .masklen = 0,
+	    .items = 1, .relay = RB }), -1);	/* unique index */
 	assert_int_equal(store_job_planned(fx->st, id, 4, 3), 0);
 	return id;
 }
@@ -374,9 +382,11 @@ test_batches(void **state)
 	assert_int_equal(counts[STORE_JOB_RUNNING], 1);
 
 	/* incomplete with why, reason and gap; done + 1 */
-	assert_int_equal(store_job_batch_end(fx->st, b.id, id,
-	    STORE_JOB_INCOMPLETE, STORE_CURSOR_WHY_BURST, "burst", 141, 2100),
-	    0);
+	assert_int_equal(store_job_batch_end(fx->st,
+	    &(struct store_job_batch_outcome){ .id = b.id, .job = id,
+	    .status = STORE_JOB_INCOMPLETE, .why = STORE_CURSOR_WHY_BURST,
+	    .reason = "burst",
+	    .gap_since = 141, .now_s = 2100 }), 0);
 	assert_int_equal(store_job_batch_get(fx->st, b.id, &b), 1);
 	assert_int_equal(b.status, STORE_JOB_INCOMPLETE);
 	assert_int_equal(b.why, STORE_CURSOR_WHY_BURST);
@@ -406,8 +416,11 @@ test_batches(void **state)
 	assert_string_equal(c.b[0].error, "blocked: no");
 
 	/* complete clears reason and gap */
-	assert_int_equal(store_job_batch_end(fx->st, c.b[1].id, id,
-	    STORE_JOB_COMPLETE, STORE_CURSOR_WHY_NONE, "x", 5, 2200), 0);
+	assert_int_equal(store_job_batch_end(fx->st,
+	    &(struct store_job_batch_outcome){ .id = c.b[1].id, .job = id,
+	    .status = STORE_JOB_COMPLETE, .why = STORE_CURSOR_WHY_NONE,
+	    .reason = "x",
+	    .gap_since = 5, .now_s = 2200 }), 0);
 	assert_int_equal(store_job_batch_get(fx->st, c.b[1].id, &b), 1);
 	assert_int_equal(b.status, STORE_JOB_COMPLETE);
 	assert_string_equal(b.error, "");
@@ -455,10 +468,16 @@ test_recover_release_relays(void **state)
 	assert_true(c.b[0].started);		/* the cursor stayed */
 	assert_int_equal(c.b[0].until_cursor, 77);
 
-	assert_int_equal(store_job_batch_end(fx->st, c.b[0].id, id,
-	    STORE_JOB_COMPLETE, 0, NULL, -1, 5), 0);
-	assert_int_equal(store_job_batch_end(fx->st, c.b[1].id, id,
-	    STORE_JOB_FAILED, 0, "gone", -1, 5), 0);
+	assert_int_equal(store_job_batch_end(fx->st,
+	    &(struct store_job_batch_outcome){ .id = c.b[0].id, .job = id,
+	    .status = STORE_JOB_COMPLETE, .why = STORE_CURSOR_WHY_NONE,
+	    .reason = NULL,
+	    .gap_since = -1, .now_s = 5 }), 0);
+	assert_int_equal(store_job_batch_end(fx->st,
+	    &(struct store_job_batch_outcome){ .id = c.b[1].id, .job = id,
+	    .status = STORE_JOB_FAILED, .why = STORE_CURSOR_WHY_NONE,
+	    .reason = "gone",
+	    .gap_since = -1, .now_s = 5 }), 0);
 	assert_int_equal(store_job_batch_relays(fx->st, id, collect_url, &r),
 	    0);
 	assert_int_equal(r.count, 1);
@@ -574,8 +593,11 @@ test_cancel_retry_delete(void **state)
 	    collect_batch, &c), 2);
 	assert_int_equal(store_job_run(fx->st, id, 10, 10), 0);
 	assert_int_equal(store_job_batch_start(fx->st, c.b[0].id, 10), 0);
-	assert_int_equal(store_job_batch_end(fx->st, c.b[1].id, id,
-	    STORE_JOB_COMPLETE, 0, NULL, -1, 11), 0);
+	assert_int_equal(store_job_batch_end(fx->st,
+	    &(struct store_job_batch_outcome){ .id = c.b[1].id, .job = id,
+	    .status = STORE_JOB_COMPLETE, .why = STORE_CURSOR_WHY_NONE,
+	    .reason = NULL,
+	    .gap_since = -1, .now_s = 11 }), 0);
 	assert_int_equal(store_job_cancel(fx->st, id, 12), 1);
 	assert_int_equal(store_job_batch_counts(fx->st, id, counts, &next), 0);
 	assert_int_equal(counts[STORE_JOB_CANCELLED], 2);	/* running, pending */
