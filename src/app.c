@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "app.h"
+#include "core/clock.h"
 #include "core/config.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "net/url.h"
 #include "nostr/nip19.h"
@@ -27,6 +29,7 @@
 #include "sync/jobs.h"
 #include "sync/live.h"
 #include "sync/negsync.h"
+#include "sync/recovery.h"
 #include "sync/retention.h"
 #include "uplink/uplink.h"
 
@@ -77,7 +80,34 @@ app_section_del(struct app *app, const void *part)
  * custom job pending or running (a schedule waiting counts as idle), and
  * nothing of it still in ingest's open batch: "idle" promises that what
  * the work brought is committed, so a reader of the database sees it.
+ * Nor is the box idle while recovery will fetch ids again within
+ * recovery.settle_s: idle means what the relays reported has come or
+ * will not come soon.
  */
+bool
+app_recovery_wait(const struct app *app, char *relay, size_t len,
+    int64_t *pending, int64_t *until_ms)
+{
+	struct recovery		*rec;
+	struct recovery_summary	 sum;
+	char			 url[URL_MAX_BYTES + 1];
+	int64_t			 due, now = clock_wall_s() * 1000;
+
+	if (app->negsync == NULL ||
+	    (rec = negsync_recovery(app->negsync)) == NULL ||
+	    recovery_next(rec, now, url, sizeof(url), &due) != 1 ||
+	    due - now > config_get_int(app->cfg, "recovery.settle_s") * 1000)
+		return false;
+	if (relay != NULL)
+		snprintf(relay, len, "%s", url);
+	if (until_ms != NULL)
+		*until_ms = due;
+	if (pending != NULL)
+		*pending = recovery_summary(rec, url, &sum) == 1 ?
+		    sum.pending : 0;
+	return true;
+}
+
 bool
 app_idle(const struct app *app)
 {
@@ -88,6 +118,8 @@ app_idle(const struct app *app)
 	if (app->drain != NULL && !drain_idle(app->drain))
 		return false;
 	if (app->negsync != NULL && negsync_fetches(app->negsync) > 0)
+		return false;
+	if (app_recovery_wait(app, NULL, 0, NULL, NULL))
 		return false;
 	if (app->jobs != NULL && !jobs_idle(app->jobs))
 		return false;

@@ -93,6 +93,15 @@ struct app {
  */
 bool	app_idle(const struct app *);
 /*
+ * Whether the recovery index has ids to fetch again within
+ * recovery.settle_s (then the box is not idle): the relay with the
+ * earliest such deadline into relay (len bytes, may be NULL), its pending
+ * ids into *pending and the deadline, wall ms, into *until_ms (both may
+ * be NULL).
+ */
+bool	app_recovery_wait(const struct app *, char *relay, size_t len,
+	    int64_t *pending, int64_t *until_ms);
+/*
  * Apply the current value of key to the running parts; key NULL applies
  * every run-time key (after a reload). Every surface that changes a key
  * calls this afterwards, so a key takes effect the same way everywhere.

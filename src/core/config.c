@@ -77,6 +77,11 @@ static const struct cfg_def cfg_table[] = {
 	  .min = 10, .max = 3600000, .unit = "ms",
 	  .help = "wait before fetching again ids a relay reported and did "
 	  "not deliver; doubled for each failed fetch", .flags = CFG_RUNTIME },
+	{ .name = "recovery.settle_s", .type = CFG_INT, .def = "300",
+	  .min = 0, .max = 86400, .unit = "s",
+	  .help = "the box is not idle while recovery has ids to fetch again "
+	  "within this long (0: idle does not wait for recovery)",
+	  .flags = CFG_RUNTIME },
 	{ .name = "recovery.backoff_max_ms", .type = CFG_INT,
 	  .def = "900000", .min = 10, .max = 86400000, .unit = "ms",
 	  .help = "longest wait between two such fetches from one relay",

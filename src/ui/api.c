@@ -265,7 +265,9 @@ static const struct metric_def metric_defs[] = {
 	    "Resident memory of cacheboxd, bytes."),
 	GAUGE("idle", "cachebox_idle", "1 when no sync work is left (follow "
 	    "lists read, every author complete or recorded incomplete, no job "
-	    "to run, retention settled, and a configured uplink has taken "
+	    "to run, no id for recovery to fetch again within "
+	    "recovery.settle_s, retention settled, and a configured uplink "
+	    "has taken "
 	    "every queued event; events left queued while no uplink is "
 	    "configured, in cachebox_inbox_pending, do not count), else 0."),
 	LEFT_OUT("backfill.authors_total"),	/* the sum of the three below */
@@ -384,6 +386,8 @@ static const struct metric_def metric_defs[] = {
 	    "Event ids recovery fetched."),
 	COUNTER("recovery.registered", "cachebox_recovery_registered_total",
 	    "Event ids handed to recovery."),
+	LEFT_OUT("recovery.waiting.ids"),	/* of one relay, with its url */
+	LEFT_OUT("recovery.waiting.until"),	/* a time, not a measure */
 	FAMILY("jobs.pending", "cachebox_jobs", METRIC_GAUGE, "status",
 	    "pending", "Custom jobs held, by status."),
 	FAMILY("jobs.running", "cachebox_jobs", METRIC_GAUGE, "status",

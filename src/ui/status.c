@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -286,6 +287,36 @@ sum_recovery(const struct recovery_summary *s, void *arg)
 }
 
 /*
+ * What idle waits for in recovery (app_recovery_wait): recovery.waiting
+ * {relay, ids, until} and a sentence, "waiting", at the top; nothing when
+ * recovery holds idle back for nothing.
+ */
+static void
+add_recovery_wait(cJSON *root, cJSON *r, const struct app *app)
+{
+	char		 url[URL_MAX_BYTES + 1], hm[16], line[URL_MAX_BYTES + 96];
+	int64_t		 n, until;
+	time_t		 t;
+	struct tm	 tm;
+	cJSON		*w;
+
+	if (!app_recovery_wait(app, url, sizeof(url), &n, &until))
+		return;
+	t = (time_t)(until / 1000);
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(hm, sizeof(hm), "%H:%M", &tm) == 0)
+		snprintf(hm, sizeof(hm), "?");
+	if ((w = cJSON_AddObjectToObject(r, "waiting")) != NULL) {
+		cJSON_AddStringToObject(w, "relay", url);
+		cJSON_AddNumberToObject(w, "ids", (double)n);
+		cJSON_AddNumberToObject(w, "until", (double)(until / 1000));
+	}
+	snprintf(line, sizeof(line), "waiting for %lld ids from relay %s "
+	    "until %s UTC", (long long)n, url, hm);
+	cJSON_AddStringToObject(root, "waiting", line);
+}
+
+/*
  * NIP-77 sync and the recovery index: what was reconciled, fetched and
  * handed to recovery since start; ids pending and expired now.
  */
@@ -322,6 +353,7 @@ add_negentropy(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(r, "attempts", (double)ns->recovery_attempts);
 	cJSON_AddNumberToObject(r, "recovered", (double)ns->recovered);
 	cJSON_AddNumberToObject(r, "registered", (double)ns->registered);
+	add_recovery_wait(root, r, app);
 }
 
 /*

@@ -34,7 +34,7 @@ mkdir -m 700 "$D"
 start_daemon -d "$D" --set relays.bootstrap="$(relaysim_url a)" \
     --set follow.roots="$(relaysim_q root)" --set uplink.url="$(relaysim_url up)" \
     --set http.listen=127.0.0.1:0 --set relay.listen=127.0.0.1:0 \
-    --set backfill.pace_ms=0
+    --set backfill.pace_ms=0 --set recovery.settle_s=0
 check "http.port and relay.port written" \
     wait_for 20 test -s "$D/http.port" -a -s "$D/relay.port"
 B="http://127.0.0.1:$(cat "$D/http.port")"
