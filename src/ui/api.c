@@ -372,6 +372,10 @@ static const struct metric_def metric_defs[] = {
 	    "reconciliation."),
 	COUNTER("negentropy.fetched", "cachebox_negentropy_fetched_total",
 	    "Of those, events that arrived by an exact-id fetch."),
+	COUNTER("negentropy.over_budget",
+	    "cachebox_negentropy_over_budget_total",
+	    "NIP-77 sessions ended because a relay passed their budget of "
+	    "rounds, bytes or time (the relay is then paged)."),
 	GAUGE("recovery.pending", "cachebox_recovery_pending",
 	    "Event ids in the recovery index waiting to be fetched again."),
 	GAUGE("recovery.expired", "cachebox_recovery_expired",
@@ -499,6 +503,18 @@ static const struct metric_def metric_defs[] = {
 	COUNTER("relay_endpoint.refused_full",
 	    "cachebox_relay_endpoint_refused_full_total",
 	    "Relay clients refused because the relay was full."),
+	COUNTER("relay_endpoint.refused_memory",
+	    "cachebox_relay_endpoint_refused_memory_total",
+	    "Subscriptions and NIP-77 sessions refused because their filters "
+	    "would pass the per-connection or the all-connections filter "
+	    "memory cap."),
+	GAUGE("relay_endpoint.filter_bytes",
+	    "cachebox_relay_endpoint_filter_bytes",
+	    "Bytes of filters held by every client's subscriptions and NIP-77 "
+	    "sessions together."),
+	GAUGE("relay_endpoint.filter_bytes_max",
+	    "cachebox_relay_endpoint_filter_bytes_max",
+	    "The all-connections cap on those bytes."),
 	COUNTER("relay_endpoint.nip11", "cachebox_relay_endpoint_nip11_total",
 	    "NIP-11 documents the box's relay served."),
 	GAUGE("relay_endpoint.tag_index_ready",
