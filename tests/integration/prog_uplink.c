@@ -7,7 +7,9 @@
  *
  *   prog_uplink fill DIR COUNT [BATCH [SLEEP_MS [SEED [KIND [QUEUE]]]]]
  *
- * COUNT new kind-KIND (default 1) events by four authors, created_at
+ * COUNT new kind-KIND (default 1) events by four authors (a replaceable
+ * KIND: an author of its own per event and SEED, since the store keeps
+ * one version per author and kind), created_at
  * going back one second per event from an hour ago, committed BATCH at a
  * time (default 500) with SLEEP_MS between batches (default 0). SEED
  * (default 1) makes the content, so another seed gives other ids. QUEUE 0
@@ -55,6 +57,26 @@ make_keys(struct nostr_key keys[AUTHORS])
 	return 0;
 }
 
+/*
+ * The author of event n of a replaceable kind: one key per (seed, n), so
+ * that every event is the only version of its key and is kept.
+ */
+static int
+own_key(struct nostr_key *k, long seed, long n)
+{
+	uint8_t	sec[32];
+
+	memset(sec, 0, sizeof(sec));
+	sec[0] = 0x5b;
+	sec[1] = (uint8_t)(seed >> 8);
+	sec[2] = (uint8_t)seed;
+	sec[28] = (uint8_t)(n >> 24);
+	sec[29] = (uint8_t)(n >> 16);
+	sec[30] = (uint8_t)(n >> 8);
+	sec[31] = (uint8_t)n;
+	return key_from_secret(k, sec);
+}
+
 /* One new signed event as JSON in out. 0 or -1. */
 static int
 make_event(const struct nostr_key *k, long seed, long n, uint32_t kind,
@@ -79,13 +101,14 @@ static int
 fill(const char *dir, long count, long batch, long pause, long seed,
     uint32_t kind, bool queue)
 {
-	struct nostr_key	 keys[AUTHORS];
+	struct nostr_key	 keys[AUTHORS], own;
 	struct store		*st;
 	struct ingest		*ing;
 	struct buf		 json;
 	char			 err[256];
 	int64_t			 base = clock_wall_s() - 3600;
 	long			 i, stored = 0;
+	bool			 replaceable;
 
 	if (store_open(&st, dir, err, sizeof(err)) == -1) {
 		fprintf(stderr, "prog_uplink: %s\n", err);
@@ -98,9 +121,16 @@ fill(const char *dir, long count, long batch, long pause, long seed,
 	}
 	ingest_configure(ing, EVENT_MAX_BYTES_CEILING, queue);
 	buf_init(&json, EVENT_MAX_BYTES_CEILING);
+	replaceable = event_kind_class(kind) == EVENT_CLASS_REPLACEABLE;
 	for (i = 0; i < count; i++) {
-		if (make_event(&keys[i % AUTHORS], seed, i, kind, base - i,
-		    &json) == -1)
+		const struct nostr_key	*k = &keys[i % AUTHORS];
+
+		if (replaceable) {
+			if (own_key(&own, seed, i) == -1)
+				break;
+			k = &own;
+		}
+		if (make_event(k, seed, i, kind, base - i, &json) == -1)
 			break;
 		if (ingest_event_json(ing, buf_cstr(&json), json.len, NULL, 0,
 		    INGEST_BACKFILL, "ws://127.0.0.1:1/test", NULL) == INGEST_NEW)
