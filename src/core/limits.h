@@ -203,6 +203,9 @@
 #define INGEST_NEWEST_RELAYS		64		/* relays whose newest live event one batch tracks */
 #define INGEST_MAX_LISTENERS		4		/* parts told of every new event (negsync's recovery, the relay endpoint's live push) */
 #define INGEST_MINUTES			360		/* minutes of events-stored counters kept in memory (4 bytes each) for the page's chart */
+#define INGEST_HISTORY_BUCKET_S		600		/* one row of the stored-events history (ingest_history) per this many seconds of wall clock: at most one row written per bucket */
+#define INGEST_HISTORY_S		(7 * 86400)	/* the history kept, seconds (1,008 rows of about 20 bytes) */
+#define INGEST_HISTORY_WALL_MIN_S	1577836800	/* a wall clock before 2020-01-01 is not set yet (a board with no RTC before NTP): nothing is counted into the history */
 #define STORE_NAMES_CACHE		8192		/* profile names (kind 0) kept in memory, entries (power of two; about 80 bytes each) */
 #define STORE_NAME_MAX_BYTES		40		/* bytes of one cached profile name (cut at a character) */
 #define STORE_QUERY_MAX_ROWS		10000		/* rows one local query examines */

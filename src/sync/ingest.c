@@ -40,6 +40,7 @@
 #include "relay/msg.h"
 #include "store/dedup.h"
 #include "store/events.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "sync/ingest.h"
 
@@ -78,6 +79,8 @@ struct ingest {
 	size_t			 nnewest;
 	struct ingest_stats	 stats;
 	struct minring		 minutes;	/* events stored per minute */
+	int64_t			 hist_start;	/* bucket hist_count belongs to */
+	int64_t			 hist_count;	/* committed, not yet written */
 	struct log_rl		 rl_invalid, rl_error;
 	struct ingest_listener {
 		ingest_stored_fn  fn;
@@ -212,6 +215,35 @@ ingest_arm(struct ingest *ing)
 		    ing->commit_min_ms, ingest_commit_due, ing);
 }
 
+/* The history bucket of the wall clock now; 0 while the clock is unset. */
+static int64_t
+history_bucket(void)
+{
+	int64_t	now = clock_wall_s();
+
+	if (now < INGEST_HISTORY_WALL_MIN_S)
+		return 0;
+	return now - now % INGEST_HISTORY_BUCKET_S;
+}
+
+/*
+ * Write the committed count of a bucket that has ended (or of any bucket
+ * when all is set: the daemon stops), inside the open transaction. 1 when
+ * a row was written (hist_count is cleared once it commits), 0 when none
+ * was due, -1 on a store error.
+ */
+static int
+history_write(struct ingest *ing, int64_t bucket, bool all)
+{
+	if (ing->hist_count == 0 || ing->hist_start == 0 ||
+	    (!all && bucket == ing->hist_start))
+		return 0;
+	if (store_history_add(ing->store, ing->hist_start, ing->hist_count,
+	    (bucket ? bucket : ing->hist_start) - INGEST_HISTORY_S) == -1)
+		return -1;
+	return 1;
+}
+
 struct ingest *
 ingest_new(struct loop *loop, struct store *st)
 {
@@ -245,6 +277,14 @@ ingest_free(struct ingest *ing)
 		return;
 	if (ing->tx_open)
 		ingest_flush(ing);
+	/* The running bucket's count, so a restart keeps it. */
+	if (ing->hist_count > 0 && store_tx_depth(ing->store) == 0 &&
+	    store_begin(ing->store) == 0) {
+		if (history_write(ing, history_bucket(), true) == 1)
+			(void)store_commit(ing->store);
+		else
+			(void)store_rollback(ing->store);
+	}
 	if (ing->loop != NULL) {
 		loop_hook_del(ing->loop, ingest_hook, ing);
 		loop_timer_cancel(ing->loop, ing->commit_timer);
@@ -348,10 +388,44 @@ newest_note(struct ingest *ing, const char *relay, int64_t created_at)
 	return 0;
 }
 
+/* A batch of n events committed at bucket: count them in it. */
+static void
+history_note(struct ingest *ing, int64_t bucket, int wrote, size_t n)
+{
+	if (wrote == 1)
+		ing->hist_count = 0;
+	if (bucket == 0)
+		return;		/* no wall clock: not counted */
+	if (bucket != ing->hist_start) {
+		/* A bucket whose write failed is merged into the new one. */
+		ing->hist_start = bucket;
+	}
+	ing->hist_count += (int64_t)n;
+}
+
+size_t
+ingest_history_pending(const struct ingest *ing, int64_t start[2],
+    int64_t count[2])
+{
+	int64_t	b = history_bucket();
+	size_t	n = 0;
+
+	if (ing->hist_count > 0 && ing->hist_start != 0) {
+		start[n] = ing->hist_start;
+		count[n++] = ing->hist_count;
+	}
+	if (ing->tx_open && ing->batch_events > 0 && b != 0) {
+		start[n] = b;
+		count[n++] = (int64_t)ing->batch_events;
+	}
+	return n;
+}
+
 int
 ingest_flush(struct ingest *ing)
 {
-	int	rc;
+	int64_t	bucket = history_bucket();
+	int	rc, wrote;
 
 	if (!ing->tx_open)
 		return 0;
@@ -363,7 +437,8 @@ ingest_flush(struct ingest *ing)
 	}
 	loop_timer_clear(ing->loop, &ing->commit_timer);
 	ing->tx_open = false;
-	if (newest_write(ing) == -1) {
+	if (newest_write(ing) == -1 ||
+	    (wrote = history_write(ing, bucket, false)) == -1) {
 		store_rollback(ing->store);
 		recent_clear(ing);
 		ing->batch_events = 0;
@@ -376,8 +451,10 @@ ingest_flush(struct ingest *ing)
 		    "events lost: commit failed", ing->batch_events);
 		recent_clear(ing);
 		ing->stats.lost_batches++;
-	} else
+	} else {
 		ing->stats.transactions++;
+		history_note(ing, bucket, wrote, ing->batch_events);
+	}
 	ing->batch_events = 0;
 	return rc;
 }

@@ -183,6 +183,15 @@ const struct ingest_stats *ingest_stats(const struct ingest *);
  */
 struct minring;
 const struct minring *ingest_minutes(const struct ingest *);
+/*
+ * Events stored and not yet written to the history (store/history.h):
+ * the committed count of the latest bucket (written when the next bucket
+ * begins or at ingest_free) and the open batch, counted in the bucket of
+ * now. Up to two (bucket start, events) into start[] and count[]; returns
+ * how many. A reader adds them to the rows it reads.
+ */
+size_t	ingest_history_pending(const struct ingest *, int64_t start[2],
+	    int64_t count[2]);
 /* "new", "duplicate", "invalid", "too large", "unrequested", "error". */
 const char	*ingest_result_name(enum ingest_result);
 /* "live", "backfill", "job", "recovery", "client", "import": events.source. */

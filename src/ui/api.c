@@ -318,6 +318,12 @@ static const struct metric_def metric_defs[] = {
 	    "cachebox_relay_last_error_timestamp_seconds",
 	    "When the relay's last error happened (Unix time, 0 none)."),
 	LEFT_OUT("ingest.rate_per_s"),		/* rate() of stored_total */
+	GAUGE("ingest.stored_24h", "cachebox_ingest_stored_last_day",
+	    "Events stored in the last 24 hours, kept across restarts (by "
+	    "buckets of 10 minutes, the running one included)."),
+	GAUGE("ingest.stored_7d", "cachebox_ingest_stored_last_week",
+	    "Events stored in the last 7 days, kept across restarts."),
+	LEFT_OUT("ingest.history_since"),	/* a time, not a measure */
 	COUNTER("ingest.received", "cachebox_ingest_received_total",
 	    "Events handed to ingest (relays, jobs, recovery, the box's relay "
 	    "clients, imports); each lands in one of stored .. errors."),

@@ -432,3 +432,39 @@ cmd_ingest_minutes(struct app *app, const cJSON *args, enum cmd_origin from)
 	cJSON_AddNumberToObject(r, "rate_per_s", status_ingest_rate(app));
 	return r;
 }
+
+cJSON *
+cmd_ingest_history(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	int64_t		 counts[INGEST_HISTORY_S / INGEST_HISTORY_BUCKET_S];
+	int64_t		 hours, first, since;
+	size_t		 i, nb;
+	cJSON		*r, *list;
+
+	(void)from;
+	if (arg_count(args, "hours", 1, INGEST_HISTORY_S / 3600, 24,
+	    &hours) == -1)
+		return commands_error("ingest history: hours must be 1 to %d",
+		    INGEST_HISTORY_S / 3600);
+	nb = (size_t)(hours * 3600 / INGEST_HISTORY_BUCKET_S);
+	if (status_history(app, counts, nb, &first, &since) == -1)
+		return commands_error("ingest history: no history: %s",
+		    clock_wall_s() < INGEST_HISTORY_WALL_MIN_S ? "the clock is "
+		    "not set yet" : "the store cannot be read");
+	if ((r = cJSON_CreateObject()) == NULL ||
+	    (list = cJSON_AddArrayToObject(r, "counts")) == NULL) {
+		cJSON_Delete(r);
+		return NULL;
+	}
+	for (i = 0; i < nb; i++)
+		cJSON_AddItemToArray(list, cJSON_CreateNumber(
+		    (double)counts[i]));
+	cJSON_AddNumberToObject(r, "bucket_s", INGEST_HISTORY_BUCKET_S);
+	cJSON_AddNumberToObject(r, "first", (double)first);
+	cJSON_AddNumberToObject(r, "now", (double)clock_wall_s());
+	if (since != 0)
+		cJSON_AddNumberToObject(r, "since", (double)since);
+	else
+		cJSON_AddNullToObject(r, "since");
+	return r;
+}

@@ -50,4 +50,14 @@ cJSON	*cmd_recovery(struct app *, const cJSON *args, enum cmd_origin);
 cJSON	*cmd_ingest_minutes(struct app *, const cJSON *args,
 	    enum cmd_origin);
 
+/*
+ * Args {"hours": N} (optional, 1 to 168, default 24): events stored per
+ * bucket of INGEST_HISTORY_BUCKET_S seconds over the last N hours, kept
+ * in the store across restarts: {"counts": [oldest first; the last is
+ * the running bucket], "bucket_s", "first": the first bucket's start
+ * (Unix s), "now", "since": the oldest bucket kept (null: none)}.
+ */
+cJSON	*cmd_ingest_history(struct app *, const cJSON *args,
+	    enum cmd_origin);
+
 #endif

@@ -239,6 +239,10 @@ static const struct command command_table[] = {
 	{ .name = "ingest minutes", .params = "[minutes]", .help = "events "
 	  "stored per minute over the last hours (oldest first, the running "
 	  "minute last) and the rate now", .run = cmd_ingest_minutes },
+	{ .name = "ingest history", .params = "[hours]", .help = "events "
+	  "stored per 10 minutes over the last hours (up to 168), kept across "
+	  "restarts (oldest first, the running bucket last)",
+	  .run = cmd_ingest_history },
 	{ .name = "recovery", .params = "", .help = "ids relays reported and "
 	  "did not deliver, per relay: pending, next attempt, expired, health",
 	  .run = cmd_recovery },

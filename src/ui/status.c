@@ -16,6 +16,7 @@
 #include "relay/pool.h"
 #include "store/cursors.h"
 #include "store/events.h"
+#include "store/history.h"
 #include "store/jobs.h"
 #include "store/relays.h"
 #include "store/store.h"
@@ -428,6 +429,81 @@ status_ingest_rate(const struct app *app)
 	    0.5) / 10;
 }
 
+struct history_fill {
+	int64_t	*counts;
+	size_t	 nb;
+	int64_t	 first;
+};
+
+static int
+history_row(int64_t start, int64_t stored, void *arg)
+{
+	struct history_fill	*f = arg;
+	int64_t			 i = (start - f->first) /
+	    INGEST_HISTORY_BUCKET_S;
+
+	if (start >= f->first && i < (int64_t)f->nb)
+		f->counts[i] += stored;
+	return 0;
+}
+
+int
+status_history(const struct app *app, int64_t *counts, size_t nb,
+    int64_t *first, int64_t *since)
+{
+	struct history_fill	 f = { .counts = counts, .nb = nb };
+	int64_t			 now = clock_wall_s(), start[2], count[2];
+	int64_t			 sum;
+	size_t			 i, n;
+
+	memset(counts, 0, nb * sizeof(*counts));
+	*first = *since = 0;
+	if (app->store == NULL || now < INGEST_HISTORY_WALL_MIN_S || nb == 0)
+		return -1;
+	f.first = now - now % INGEST_HISTORY_BUCKET_S -
+	    (int64_t)(nb - 1) * INGEST_HISTORY_BUCKET_S;
+	*first = f.first;
+	if (store_history_each(app->store, f.first, history_row, &f) == -1 ||
+	    store_history_sum(app->store, now, &sum, since) == -1)
+		return -1;
+	if (app->ingest != NULL) {
+		n = ingest_history_pending(app->ingest, start, count);
+		for (i = 0; i < n; i++) {
+			(void)history_row(start[i], count[i], &f);
+			if (*since == 0 || start[i] < *since)
+				*since = start[i];
+		}
+	}
+	return 0;
+}
+
+/* The stored-events history: the last day, the last week, kept since. */
+static void
+add_history(cJSON *o, const struct app *app)
+{
+	int64_t	counts[INGEST_HISTORY_S / INGEST_HISTORY_BUCKET_S];
+	int64_t	first, since, day = 0, week = 0;
+	size_t	i, nb = sizeof(counts) / sizeof(counts[0]);
+
+	if (status_history(app, counts, nb, &first, &since) == -1) {
+		cJSON_AddNullToObject(o, "stored_24h");
+		cJSON_AddNullToObject(o, "stored_7d");
+		cJSON_AddNullToObject(o, "history_since");
+		return;
+	}
+	for (i = 0; i < nb; i++) {
+		week += counts[i];
+		if (i >= nb - 86400 / INGEST_HISTORY_BUCKET_S)
+			day += counts[i];
+	}
+	cJSON_AddNumberToObject(o, "stored_24h", (double)day);
+	cJSON_AddNumberToObject(o, "stored_7d", (double)week);
+	if (since != 0)
+		cJSON_AddNumberToObject(o, "history_since", (double)since);
+	else
+		cJSON_AddNullToObject(o, "history_since");
+}
+
 /*
  * What ingest did with every event relays sent since start: stored, or
  * why not (ARCHITECTURE.md §11: a bad event is counted and dropped).
@@ -453,6 +529,7 @@ add_ingest(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "transactions", (double)st->transactions);
 	cJSON_AddNumberToObject(o, "lost_batches", (double)st->lost_batches);
 	cJSON_AddNumberToObject(o, "rate_per_s", status_ingest_rate(app));
+	add_history(o, app);
 }
 
 /* What the store and memory are measured against (ARCHITECTURE.md §10). */

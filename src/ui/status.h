@@ -45,6 +45,17 @@ void	 status_relay_sync(const struct app *, const struct pool_relay_info *,
 double	 status_ingest_rate(const struct app *);
 
 /*
+ * Events stored in the last nb buckets of INGEST_HISTORY_BUCKET_S (the
+ * running one last): the rows of ingest_history with what ingest has not
+ * written yet, into counts[0..nb) (nb at most INGEST_HISTORY_S /
+ * INGEST_HISTORY_BUCKET_S), the start of the first bucket into *first and
+ * of the oldest bucket kept into *since (0: none). 0, or -1 (no store, a
+ * wall clock not set, or a store error).
+ */
+int	 status_history(const struct app *, int64_t *counts, size_t nb,
+	    int64_t *first, int64_t *since);
+
+/*
  * Bytes written to storage by the process path describes (a /proc/PID/io:
  * write_bytes less cancelled_write_bytes), -1 when it cannot tell.
  */

@@ -30,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "core/hex.h"
 #include "core/limits.h"
 #include "core/loop.h"
@@ -39,6 +40,7 @@
 #include "relay/msg.h"
 #include "store/cursors.h"
 #include "store/events.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 #include "sync/ingest.h"
@@ -744,6 +746,73 @@ test_joins_outer_transaction(void **state)
 	free(json);
 }
 
+/* Pending history: the committed count and the open batch's, summed. */
+static int64_t
+history_pending(struct fixture *fx)
+{
+	int64_t	start[2], count[2], sum = 0;
+	size_t	i, n = ingest_history_pending(fx->ing, start, count);
+
+	for (i = 0; i < n; i++) {
+		assert_true(start[i] % INGEST_HISTORY_BUCKET_S == 0);
+		sum += count[i];
+	}
+	return sum;
+}
+
+static int
+count_rows(int64_t start, int64_t stored, void *arg)
+{
+	(void)start; (void)stored;
+	++*(int *)arg;
+	return 0;
+}
+
+/*
+ * The stored-events history: counted in memory (the open batch, then the
+ * committed bucket), written to ingest_history by ingest_free, so a new
+ * ingest (a restart) reads it from the store; a duplicate is not counted;
+ * a bucket older than INGEST_HISTORY_S is deleted by the next write.
+ */
+static void
+test_history_survives_restart(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 now = clock_wall_s(), sum, oldest;
+	char		*e[3];
+	int		 i, rows = 0;
+
+	for (i = 0; i < 3; i++) {
+		e[i] = make_event(&fx->key, 1, now - 10 - i, "history", NULL);
+		assert_int_equal(feed(fx, e[i], NULL, 0), INGEST_NEW);
+	}
+	assert_int_equal(feed(fx, e[0], NULL, 0), INGEST_DUPLICATE);
+	assert_int_equal(history_pending(fx), 3);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_int_equal(history_pending(fx), 3);
+	ingest_free(fx->ing);
+	assert_int_equal(store_history_sum(fx->st, 0, &sum, &oldest), 0);
+	assert_int_equal(sum, 3);
+	assert_true(oldest > now - 2 * INGEST_HISTORY_BUCKET_S);
+	assert_int_equal(store_history_each(fx->st, 0, count_rows, &rows), 0);
+	assert_int_equal(rows, 1);
+	fx->ing = ingest_new(NULL, fx->st);
+	assert_non_null(fx->ing);
+	assert_int_equal(history_pending(fx), 0);
+
+	/* An old bucket goes with the next write. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(store_history_add(fx->st, oldest -
+	    INGEST_HISTORY_S - INGEST_HISTORY_BUCKET_S, 5, 0), 0);
+	assert_int_equal(store_history_add(fx->st, oldest, 2,
+	    oldest - INGEST_HISTORY_S), 0);
+	assert_int_equal(store_commit(fx->st), 0);
+	assert_int_equal(store_history_sum(fx->st, 0, &sum, &oldest), 0);
+	assert_int_equal(sum, 5);
+	for (i = 0; i < 3; i++)
+		free(e[i]);
+}
+
 static void
 test_names(void **state)
 {
@@ -785,6 +854,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_batch_counted, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_history_survives_restart,
+		    setup, teardown),
 		cmocka_unit_test(test_names),
 	};
 
