@@ -24,6 +24,13 @@ const fail = (d) => { fails++; console.log('FAIL - ' + d); };
 const check = (d, cond, detail) => (cond ? ok(d) : fail(d + (detail ? ': ' + detail : '')));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Show one of the page's views (Summary, Relays, Authors, Jobs, Settings)
+// by its header link, as a person would.
+async function view(page, name) {
+  await page.click(`header a[href="#${name}"]`);
+  await page.waitForFunction((v) => !document.querySelector('#view-' + v).hidden, name);
+}
+
 async function api(path) {
   const r = await fetch(base + path, { cache: 'no-store' });
   return r.json();
@@ -63,6 +70,7 @@ async function createFromForm(page) {
 }
 
 async function jobsCard(page) {
+  await view(page, 'jobs');
   await page.fill('#token', token);
   check('the jobs card is shown', await page.isVisible('#jobs-section'));
   const presets = await page.$$eval('#job-presets button', (b) => b.map((x) => x.dataset.preset));
@@ -134,6 +142,7 @@ const waitFor = (page, fn, arg, timeout = 30000) =>
 const rowKeys = (page) => page.$$eval('#authors tr[data-pubkey]', (rows) => rows.map((r) => r.dataset.pubkey));
 
 async function authorTable(page) {
+  await view(page, 'authors');
   const total = (await api('/api/status')).backfill.authors_total;
   const named = await waitFor(page, ([pk, name]) =>
     document.querySelector(`#authors tr[data-pubkey="${pk}"] .name`)?.textContent === name,
@@ -189,7 +198,9 @@ async function authorTable(page) {
 }
 
 async function chart(page) {
+  await view(page, 'summary');
   check('the chart section is shown', await page.isVisible('#chart-section'));
+  await page.click('#chart-range button[data-range="6h"]');
   const drawn = await waitFor(page, () => Number(document.querySelector('#chart').dataset.total) > 0);
   const m = await api('/api/ingest/minutes');
   const total = m.minutes.reduce((a, b) => a + b, 0);
@@ -207,6 +218,7 @@ async function chart(page) {
 }
 
 async function relayErrorPast(page) {
+  await view(page, 'relays');
   const url = relayHttp.replace(/^http/, 'ws');
   await waitFor(page, (u) => document.querySelector(`#relays tr[data-url="${u}"]`)?.children[2].textContent === 'open', url);
   await fetch(relayHttp + '/kick', { method: 'POST' });
@@ -220,6 +232,7 @@ async function relayErrorPast(page) {
 }
 
 async function adminCards(page) {
+  await view(page, 'settings');
   await page.fill('#token', token);
   // Roots: listed with the name, added and removed with the name in the answer.
   const rootsShown = await waitFor(page, () => /author0/.test(document.querySelector('#roots-list').textContent));
@@ -235,6 +248,7 @@ async function adminCards(page) {
     await page.textContent('#roots-result'));
 
   // Relays: added with a role, shown with it in the table.
+  await view(page, 'relays');
   const spare = 'ws://127.0.0.1:9';
   await page.fill('#relay-add input[name="url"]', spare);
   await page.selectOption('#relay-add select[name="role"]', 'custom');
@@ -246,6 +260,7 @@ async function adminCards(page) {
     ' ' + await page.$$eval('#relays tr[data-url]', (rows) => rows.map((r) => r.dataset.url + ' ' + r.children[1].innerHTML).join(' | ')));
 
   // Uplink: none configured, said in words.
+  await view(page, 'settings');
   await page.click('#uplink-check');
   ok1 = await waitFor(page, () => document.querySelector('#uplink-result').textContent.startsWith('no uplink configured'));
   check('the uplink test says there is none', ok1, await page.textContent('#uplink-result'));
@@ -294,7 +309,7 @@ try {
   const st = await api('/api/status');
   await page.waitForFunction(() => document.querySelector('#version').textContent !== '…', null, { timeout: 10000 });
   check('version shown', await page.textContent('#version') === st.version);
-  check('npub shown', await page.textContent('#npub') === st.npub);
+  check('npub shown', await page.$eval('#npub', (e) => e.dataset.npub) === st.npub);
 
   // Wait for the backfill to reach the page: some authors, some relays.
   let [want, got] = await settle(page, 'progress',
@@ -313,11 +328,13 @@ try {
   check(`relay table rows match /api/status (${got.length} relays)`, JSON.stringify(want) === JSON.stringify(got) && got.length > 0,
     `page ${JSON.stringify(got)} status ${JSON.stringify(want)}`);
 
+  await view(page, 'authors');
   [want, got] = await settle(page, 'authors',
     (s) => s.backfill.authors_total, (p) => p.$$eval('#authors tr[data-pubkey]', (rows) => rows.length));
   check(`per-author table has one row per followed author (${got})`, want === got && got > 0, `page ${got}, status ${want}`);
   check('no placeholder reads like an answer', !(await page.textContent('body')).includes('in this version'));
 
+  await view(page, 'summary');
   [want, got] = await settle(page, 'events',
     (s) => s.store.events.toLocaleString('en-US'), (p) => p.textContent('#store-events'));
   check(`stored events match /api/status (${got})`, want === got, `page ${got}, status ${want}`);
@@ -330,6 +347,7 @@ try {
   check('no script or load errors', errors.length === 0, errors.join('; '));
 
   // A mutating form: wrong token first (the browser logs its 401), then the right one.
+  await view(page, 'settings');
   const form = page.locator('form[data-command="config set"]');
   await form.locator('input[name="key"]').fill('backfill.page_size');
   await form.locator('input[name="value"]').fill('321');
@@ -372,6 +390,7 @@ try {
   // A phone: 390 px wide, everything loaded, an author's detail open.
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload({ waitUntil: 'domcontentloaded' });
+  await view(page, 'authors');
   await waitFor(page, () => document.querySelectorAll('#authors tr[data-pubkey]').length > 0 &&
     document.querySelectorAll('#relays tr[data-url]').length > 0 && !document.querySelector('#jobs-section').hidden);
   await page.click('#authors tr[data-pubkey] button[data-action="details"]');

@@ -78,7 +78,8 @@ try {
     await page.inputValue('#token') === password &&
     await page.evaluate(() => sessionStorage.getItem('cachebox.token')) === password);
 
-  // A mutating command through the page, with the password just set.
+  // A mutating command through the page (its Settings view), with the password just set.
+  await page.click('header a[href="#settings"]');
   const form = page.locator('form[data-command="log level"]');
   await form.locator('input[name="level"]').fill('debug');
   await form.locator('button').click();

@@ -1,6 +1,9 @@
 // cachebox status page: polls GET /api/status every two seconds and draws
 // it; the command list (GET /api/help) decides which optional panels exist
 // and which forms are offered, so new commands appear without a page edit.
+// Views (Summary, Relays, Authors, Jobs, Settings) are hash routes
+// (#relays...): one is shown at a time, and a refresh fetches only what the
+// shown view draws beyond the status document.
 // Tasks with a form of their own (roots, relays, uplink, backfill reset,
 // jobs) show their result next to that form, as text. Runs offline: no
 // framework, no remote resource.
@@ -114,7 +117,9 @@ function stateClass(state) {
 function drawHeader(st) {
   $('#version').textContent = st.version;
   $('#uptime').textContent = fmtDuration(st.uptime_s);
-  $('#npub').textContent = st.npub || '';
+  $('#npub').textContent = shortKey(st.npub || '');
+  $('#npub').title = 'the box\'s public key: ' + (st.npub || '');
+  $('#npub').dataset.npub = st.npub || '';
   const idle = $('#idle');
   idle.textContent = st.idle ? 'idle' : 'working';
   idle.className = 'badge ' + (st.idle ? 'ok' : 'warn');
@@ -212,16 +217,28 @@ function drawRelays(relays) {
     relayActions(r))));
 }
 
-// ---- events stored per minute --------------------------------------------
-// GET /api/ingest/minutes: one count per minute, oldest first, the running
-// minute last. Drawn as bars on a canvas, no library.
+// ---- events stored --------------------------------------------------------
+// 6 h: GET /api/ingest/minutes (per minute, in memory since the daemon
+// started). 24 h and 7 d: GET /api/ingest/history (per 10 minutes, kept in
+// the database across restarts; 7 d drawn per hour). Bars on a canvas, no
+// library.
+
+const RANGES = {
+  '6h': { hours: 6, label: 'per minute' },
+  '24h': { hours: 24, label: 'per 10 minutes' },
+  '7d': { hours: 168, label: 'per hour' },
+};
+const CHART_KEY = 'cachebox.chart';
+let chartRange = RANGES[localStorage.getItem(CHART_KEY)] ? localStorage.getItem(CHART_KEY) : '24h';
 
 function niceMax(n) {
   const p = Math.pow(10, Math.floor(Math.log10(Math.max(n, 1))));
   return [1, 2, 5, 10].map((m) => m * p).find((m) => m >= n);
 }
 
-function drawChart(m) {
+// counts: oldest first, the running bucket last; known: how many of the
+// newest are real (the rest is before counting began); hours: the span.
+function drawBars(counts, known, hours) {
   const c = $('#chart');
   const w = c.clientWidth, h = c.clientHeight, dpr = window.devicePixelRatio || 1;
   if (w === 0) return;
@@ -231,7 +248,7 @@ function drawChart(m) {
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   const css = getComputedStyle(document.documentElement);
   const color = (v) => css.getPropertyValue(v).trim();
-  const counts = m.minutes, n = counts.length, known = Math.min(m.known, n);
+  const n = counts.length;
   const left = 44, top = 8, bottom = 20, right = 6;
   const pw = w - left - right, ph = h - top - bottom;
   const max = niceMax(Math.max(...counts));
@@ -248,11 +265,12 @@ function drawChart(m) {
   }
   g.textAlign = 'center';
   g.textBaseline = 'top';
-  const hours = n / 60;
-  const step = pw < 400 ? 2 : 1;
-  for (let i = 0; i <= hours; i += step) {
-    const x = left + pw * (1 - i / hours);
-    g.fillText(i === 0 ? 'now' : '−' + i + 'h', Math.min(Math.max(x, left + 12), left + pw - 12), top + ph + 5);
+  // Ticks: hours for 6 h, every 3 h (6 h on a phone) for 24 h, days for 7 d.
+  const days = hours > 48, unit = days ? 24 : 1;
+  const step = days ? 1 : hours <= 6 ? (pw < 300 ? 2 : 1) : (pw < 400 ? 6 : 3);
+  for (let i = 0; i * unit <= hours; i += step) {
+    const x = left + pw * (1 - i * unit / hours);
+    g.fillText(i === 0 ? 'now' : '−' + i + (days ? 'd' : 'h'), Math.min(Math.max(x, left + 12), left + pw - 12), top + ph + 5);
   }
   const bw = pw / n;
   g.fillStyle = color('--accent');
@@ -266,9 +284,50 @@ function drawChart(m) {
   });
   c.dataset.total = String(total);
   c.dataset.bars = String(bars);
-  const lastHour = counts.slice(-60).reduce((a, b) => a + b, 0);
-  $('#chart-note').textContent = fmtInt(lastHour) + ' stored in the last hour' +
-    (known < n ? '; counting since the daemon started ' + fmtDuration(known * 60 - 60 + m.minute_elapsed_s) + ' ago' : '');
+  c.dataset.range = chartRange;
+}
+
+// The chart's words agree with the header: both read st.uptime_s of the
+// same status document.
+async function drawChart(st) {
+  const r = RANGES[chartRange];
+  for (const b of document.querySelectorAll('#chart-range button'))
+    b.setAttribute('aria-pressed', String(b.dataset.range === chartRange));
+  const ing = st.ingest || {};
+  $('#chart-sums').textContent = typeof ing.stored_24h === 'number' ?
+    fmtInt(ing.stored_24h) + ' in 24 h · ' + fmtInt(ing.stored_7d) + ' in 7 days' : '';
+  if (chartRange === '6h') {
+    const m = await getJSON(apiPath('ingest minutes'));
+    const known = Math.min(m.known, m.minutes.length);
+    drawBars(m.minutes, known, r.hours);
+    const lastHour = m.minutes.slice(-60).reduce((a, b) => a + b, 0);
+    $('#chart-note').textContent = r.label + ': ' + fmtInt(lastHour) + ' stored in the last hour' +
+      (known < m.minutes.length ? '; counting since the daemon started ' + fmtDuration(st.uptime_s) + ' ago' : '');
+    return;
+  }
+  const hist = await getJSON(apiPath('ingest history') + '?hours=' + r.hours);
+  let counts = hist.counts, per = hist.bucket_s;
+  if (chartRange === '7d') {	// 10-minute buckets summed by the hour
+    const k = Math.max(1, Math.round(3600 / per)), out = [];
+    for (let i = 0; i < counts.length; i += k) out.push(counts.slice(i, i + k).reduce((a, b) => a + b, 0));
+    counts = out;
+    per *= k;
+  }
+  const first = hist.now - (counts.length - 1) * per - hist.now % per;
+  const known = hist.since === null ? 0 : Math.min(counts.length, Math.max(0, Math.floor((hist.now - hist.since) / per) + 1));
+  drawBars(counts, hist.since === null ? counts.length : known, r.hours);
+  const sum = counts.reduce((a, b) => a + b, 0);
+  $('#chart-note').textContent = r.label + ': ' + fmtInt(sum) + ' stored in the last ' + (chartRange === '7d' ? '7 days' : '24 hours') +
+    (hist.since !== null && hist.since > first ? '; kept since ' + fmtWhen(hist.since) : '') +
+    ' (the daemon up ' + fmtDuration(st.uptime_s) + ')';
+}
+
+// A Unix time as UTC and, where the browser knows it, local time.
+function fmtWhen(t) {
+  const d = new Date(t * 1000);
+  const utc = d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+  const local = d.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return new Date().getTimezoneOffset() === 0 ? utc : utc + ' (' + local + ' here)';
 }
 
 async function drawIngest(st) {
@@ -277,9 +336,21 @@ async function drawIngest(st) {
   const rate = st.ingest && typeof st.ingest.rate_per_s === 'number' ? st.ingest.rate_per_s : null;
   $('#ingest-rate').textContent = rate === null ? '' : '(' + rate.toFixed(1) + ' events/s now)';
   try {
-    drawChart(await getJSON(apiPath('ingest minutes')));
+    if (!hasCommand('ingest history') && chartRange !== '6h') chartRange = '6h';
+    await drawChart(st);
   } catch (e) {
     $('#chart-note').textContent = e.message;
+  }
+}
+
+function setupChart() {
+  for (const b of document.querySelectorAll('#chart-range button')) {
+    if (b.dataset.range !== '6h' && !hasCommand('ingest history')) b.hidden = true;
+    b.addEventListener('click', () => {
+      chartRange = b.dataset.range;
+      localStorage.setItem(CHART_KEY, chartRange);
+      if (lastStatus) drawIngest(lastStatus);
+    });
   }
 }
 
@@ -302,16 +373,23 @@ async function drawRecovery(st) {
   }
 }
 
-// The box's own relay (relay.listen): who reads it and what it sent.
-async function drawServe(st) {
+// The box's own relay (relay.listen): who reads it and what it sent. The
+// summary has its address and counters; the Relays view lists its clients.
+async function drawServe(st, view) {
   const r = st.relay_endpoint;
   if (!r) {
     $('#serve-section').hidden = true;
+    $('#serve-card').hidden = true;
+    $('#clients-section').hidden = true;
     return;
   }
+  const addr = 'ws://' + (r.loopback_only ? r.listen.replace(/:[^:]*$/, '') : location.hostname) + ':' + r.port;
   $('#serve-section').hidden = false;
+  $('#serve-card').hidden = false;
+  $('#serve-clients-now').textContent = fmtInt(r.clients) + ' / ' + fmtInt(r.max_clients);
+  $('#serve-addr').textContent = addr;
   $('#serve-count').textContent = '(' + fmtInt(r.clients) + ' of ' + fmtInt(r.max_clients) + ' clients)';
-  $('#serve-summary').textContent = 'ws://' + (r.loopback_only ? r.listen.replace(/:[^:]*$/, '') : location.hostname) + ':' + r.port +
+  $('#serve-summary').textContent = addr +
     ' \u2014 ' + (r.accept === 'none' ? 'read-only' : 'accepts events signed by ' + r.accept) +
     (r.auth === 'owners' ? ', readers must authenticate (NIP-42)' : '') +
     (r.tag_index_ready ? '' : '; tag index still filling');
@@ -324,8 +402,10 @@ async function drawServe(st) {
     ['slow readers cut', fmtInt(r.cut_slow)],
   ];
   $('#serve-kv').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
-  if (!hasCommand('clients') || r.clients === 0) {
-    $('#serve-clients').replaceChildren();
+  $('#clients-section').hidden = !hasCommand('clients');
+  if (view !== 'relays' || !hasCommand('clients')) return;
+  if (r.clients === 0) {
+    $('#serve-clients').replaceChildren(el('p', { class: 'quiet', text: 'no client is reading the relay now' }));
     return;
   }
   try {
@@ -844,14 +924,60 @@ async function setupJobs() {
   $('#job-dry-run').addEventListener('click', dryRun);
 }
 
+// ---- views ----------------------------------------------------------------
+
+const VIEWS = ['summary', 'relays', 'authors', 'jobs', 'settings'];
+let lastStatus = null;
+
+function currentView() {
+  const v = location.hash.replace(/^#\/?/, '');
+  return VIEWS.includes(v) ? v : 'summary';
+}
+
+function showView() {
+  const v = currentView();
+  for (const e of document.querySelectorAll('.view')) e.hidden = e.dataset.view !== v;
+  for (const a of document.querySelectorAll('#nav a'))
+    if (a.dataset.view === v) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  // Changes need the admin token: asked for on every view that changes something.
+  $('#token-bar').hidden = v === 'summary';
+  document.body.dataset.view = v;
+  document.title = 'cachebox' + (v === 'summary' ? '' : ' · ' + v[0].toUpperCase() + v.slice(1));
+  if (lastStatus) drawView(lastStatus).catch(() => {});
+}
+
+// Table cells as labelled fields: on a phone a table row becomes a card
+// and each cell shows its column's name (data-label, from the header).
+function labelCells(root) {
+  for (const table of (root || document).querySelectorAll('table')) {
+    const heads = [...table.querySelectorAll(':scope > thead th')].map((th) => th.textContent);
+    for (const tr of table.querySelectorAll(':scope > tbody > tr'))
+      [...tr.children].forEach((td, i) => {
+        if (heads[i] && !td.hasAttribute('colspan')) td.dataset.label = heads[i];
+      });
+  }
+}
+
+// What the shown view draws beyond the header and the status cards.
+async function drawView(st) {
+  const v = currentView();
+  const parts = [drawServe(st, v)];
+  if (v === 'summary') parts.push(drawIngest(st));
+  if (v === 'relays') parts.push(drawRecovery(st));
+  if (v === 'authors') parts.push(drawAuthors());
+  if (v === 'jobs') parts.push(drawJobs());
+  if (v === 'settings') parts.push(drawRoots(), drawDeadLetters(st));
+  await Promise.all(parts);
+}
+
 async function refresh() {
   try {
     const st = await getJSON('/api/status');
+    lastStatus = st;
     drawHeader(st);
     drawCards(st);
     drawRelays(st.relays || []);
-    await Promise.all([drawIngest(st), drawAuthors(), drawRoots(), drawDeadLetters(st), drawRecovery(st),
-      drawServe(st), drawJobs()]);
+    await drawView(st);
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (e) {
     $('#updated').textContent = 'no answer: ' + e.message;
@@ -964,6 +1090,7 @@ async function setup() {
     $('#forms').replaceChildren(...commands.filter((c) => c.mutating && !c.console_only &&
       !c.name.startsWith('jobs ') && !OWN_FORMS.includes(c.name)).map(buildForm));
     setupAuthors();
+    setupChart();
     setupAdminCards();
     await setupJobs();
     const keys = (await getJSON('/api/config/list')).config || [];
@@ -972,6 +1099,15 @@ async function setup() {
     showResult('cannot list the commands: ' + e.message, true);
   }
   setupCard();
+  window.addEventListener('hashchange', showView);
+  // Label the cells of every table drawn, whoever drew it.
+  let labelling = false;
+  new MutationObserver(() => {
+    if (labelling) return;
+    labelling = true;
+    requestAnimationFrame(() => { labelling = false; labelCells(document); });
+  }).observe($('main'), { childList: true, subtree: true });
+  showView();
   refresh();
 }
 
