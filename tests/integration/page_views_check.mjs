@@ -2,7 +2,8 @@
 // 1280x900 in Debian's chromium (playwright-core, no browser download):
 // reached by its header link; no horizontal overflow of the page or of
 // any box in it (a table cut on the right is a box wider than it shows);
-// no relay URL broken over lines; every control (button, input, select,
+// no relay URL nor any word of a table cell broken over lines; the
+// summary about one screen tall at 1280; every control (button, input, select,
 // textarea, link) of the view inside the screen's width, at least 16 px
 // in each direction, and the element found at its centre once scrolled
 // to (nothing covers it). The summary's chart of 24 hours must draw the
@@ -25,7 +26,7 @@ const READY = {
   relays: () => document.querySelectorAll('#relays tr[data-url]').length > 0,
   authors: () => document.querySelectorAll('#authors tr[data-pubkey]').length > 1,
   jobs: () => document.querySelectorAll('#job-presets button').length > 0 &&
-    document.querySelector('#jobs tbody tr') !== null,
+    document.querySelector('#jobs tr[data-job]') !== null,
   settings: () => document.querySelectorAll('#roots-list li').length > 0 &&
     document.querySelectorAll('#forms form').length > 0,
 };
@@ -55,6 +56,22 @@ function judge() {
     const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
     if (tops.size > 1) out.urls.push(m[0] + ' on ' + tops.size + ' lines in ' + name(n.parentElement));
   }
+  // Every word of a table cell (a name, a number, an npub) on one line.
+  out.words = [];
+  for (const td of document.querySelectorAll('td')) {
+    if (!shown(td)) continue;
+    const tw = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let n = tw.nextNode(); n; n = tw.nextNode()) {
+      for (const m of n.textContent.matchAll(/\S{2,}/g)) {
+        const range = document.createRange();
+        range.setStart(n, m.index);
+        range.setEnd(n, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (tops.size > 1) out.words.push(m[0] + ' in ' + name(n.parentElement));
+      }
+    }
+  }
+  out.height = document.documentElement.scrollHeight;
   return out;
 }
 
@@ -124,6 +141,9 @@ try {
       check(`${where}: no horizontal overflow of the page`, !j.pageWide);
       check(`${where}: no box wider than it shows`, j.boxes.length === 0, j.boxes.slice(0, 4).join('; '));
       check(`${where}: no relay URL broken over lines (${j.urlsSeen} seen)`, j.urls.length === 0, j.urls.slice(0, 3).join('; '));
+      check(`${where}: no word of a table cell broken over lines`, j.words.length === 0, j.words.slice(0, 4).join('; '));
+      if (view === 'summary' && w === 1280)
+        check(`${where}: the summary fits about one screen (${j.height} px tall)`, j.height <= 1300);
       const c = await controls(page, view);
       check(`${where}: every control reachable (${c.seen} controls)`, c.bad.length === 0 && c.seen > 0, c.bad.slice(0, 4).join('; '));
       await page.evaluate(() => window.scrollTo(0, 0));

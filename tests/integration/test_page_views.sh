@@ -5,7 +5,9 @@
 # Relays, Authors, Jobs, Settings, reached from the header's links) must
 # have no horizontal overflow (the page nor any box in it), no relay URL
 # broken over lines, and every control on screen, of a size to use, and
-# on top where it sits. The summary's chart of the last 24 hours shows
+# on top where it sits, and no word of a table cell broken over lines;
+# the summary about one screen tall at 1280. A job run to the end gives
+# the Jobs view a row. The summary's chart of the last 24 hours shows
 # the events stored before the restart (kept in the database) while the
 # daemon's own count since start is 0, and its words say the daemon's
 # uptime as the header does. Screenshots of each view at both widths go
@@ -36,6 +38,14 @@ check "the root is added" cboxctl -d "$D" roots add "$(relaysim_q root)"
 settled() { idle && [ "$(json_get "$T/st.json" ingest.stored)" -gt 0 ] &&
 	[ "$(json_get "$T/st.json" backfill.authors_total)" -gt 1 ]; }
 check "the backfill settles" wait_for 120 settled
+# A job that runs to the end, so the Jobs view has a row to judge.
+check "a job is created" cboxctl -d "$D" jobs new "label=Relay lists of everyone" kinds=10002 \
+	authors_source=all batch_size=2
+job_ended() { cboxctl -d "$D" jobs show 1 --json >"$T/job.json" &&
+	case "$(json_get "$T/job.json" status)" in complete|incomplete|failed) ;; *) return 1;; esac; }
+check "the job ends" wait_for 60 job_ended
+echo "# job 1: $(json_get "$T/job.json" status)"
+check "settled after the job" wait_for 60 settled
 before=$(json_get "$T/st.json" ingest.stored)
 check "events were stored ($before)" test "$before" -gt 0
 
