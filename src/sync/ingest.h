@@ -91,7 +91,10 @@ struct ingest;
  * allocation failure or when its statements do not compile.
  */
 struct ingest	*ingest_new(struct loop *, struct store *);
-/* Commit what is pending and free. */
+/*
+ * Commit what is pending, write the running bucket of the stored-events
+ * history (one transaction of its own), and free.
+ */
 void		 ingest_free(struct ingest *);
 /*
  * Apply limits.max_event_bytes (capped at EVENT_MAX_BYTES_CEILING) and
