@@ -28,6 +28,7 @@
 #include "nostr/nip19.h"
 #include "serve/serve_int.h"
 #include "serve/wire.h"
+#include "store/events.h"
 #include "store/follows.h"
 #include "sync/ingest.h"
 
@@ -163,6 +164,13 @@ ingest_answer(enum ingest_result r, const struct ingest_info *info,
 	case INGEST_NEW:
 		return "";
 	case INGEST_DUPLICATE:
+		if (info->not_kept == STORE_INSERT_OLDER)
+			return "duplicate: a newer version of this event is "
+			    "held";
+		if (info->not_kept == STORE_INSERT_EXPIRED) {
+			*accepted = false;
+			return "invalid: this event has expired (NIP-40)";
+		}
 		return "duplicate: already have this event";
 	case INGEST_INVALID:
 		return info->why != EVENT_OK ? event_result_str(info->why) :

@@ -119,12 +119,23 @@ answer_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 	    n > 0 ? (size_t)n : 0, MHD_RESPMEM_MUST_COPY);
 }
 
+/*
+ * The NIPs the box honours, for NIP-11's supported_nips: what the relay
+ * endpoint and the store really apply, nothing planned. 1 basics (one
+ * version per replaceable key, ephemeral kinds never stored), 11 this
+ * document, 42 AUTH, 45 COUNT, 70 protected events taken only from their
+ * authenticated author, 77 negentropy. NIP-40 is not listed while an
+ * event that expires after it arrived is still served.
+ */
+static const int nip11_nips[] = { 1, 11, 42, 45, 70, 77 };
+
 /* The NIP-11 document: who the box is and the limits it keeps. */
 static char *
 nip11_doc(struct serve *srv)
 {
 	cJSON	*d = cJSON_CreateObject(), *n, *l;
 	char	 hex[65], *text;
+	size_t	 i;
 
 	if (d == NULL)
 		return NULL;
@@ -136,11 +147,8 @@ nip11_doc(struct serve *srv)
 	cJSON_AddStringToObject(d, "software", "cachebox");
 	cJSON_AddStringToObject(d, "version", CACHEBOX_VERSION);
 	n = cJSON_AddArrayToObject(d, "supported_nips");
-	cJSON_AddItemToArray(n, cJSON_CreateNumber(1));
-	cJSON_AddItemToArray(n, cJSON_CreateNumber(11));
-	cJSON_AddItemToArray(n, cJSON_CreateNumber(42));
-	cJSON_AddItemToArray(n, cJSON_CreateNumber(45));
-	cJSON_AddItemToArray(n, cJSON_CreateNumber(77));
+	for (i = 0; i < sizeof(nip11_nips) / sizeof(nip11_nips[0]); i++)
+		cJSON_AddItemToArray(n, cJSON_CreateNumber(nip11_nips[i]));
 	l = cJSON_AddObjectToObject(d, "limitation");
 	cJSON_AddNumberToObject(l, "max_message_length", RELAYD_MAX_MSG_BYTES);
 	cJSON_AddNumberToObject(l, "max_subscriptions", RELAYD_MAX_SUBS);

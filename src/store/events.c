@@ -117,22 +117,35 @@ events_remove(struct store *st, const uint8_t id[32])
 }
 
 /*
+ * The end of a version a newer one of its key replaced, at now_s. Every
+ * superseded row leaves through here. 0 or -1.
+ */
+static int
+events_superseded(struct store *st, const uint8_t id[32], int64_t now_s)
+{
+	(void)now_s;
+	return events_remove(st, id);
+}
+
+/*
  * Replaceable (0, 3, 10000-19999) and addressable (30000-39999) kinds keep
  * one version per (pubkey, kind) or (pubkey, kind, d): the newest, on equal
  * created_at the lowest id (NIP-01). 1 when row is to be stored (any older
- * version held is removed here: store_events_supersede is the one place a
- * superseded row leaves), 0 when the store holds row or a version that
- * replaces it (row is not stored), -1 on error.
+ * version held is removed here, *removed counting them:
+ * store_events_supersede is the one place a superseded row leaves, through
+ * events_superseded), 0 when the store holds a version that replaces row,
+ * 2 when it holds row itself (row is not stored either way), -1 on error.
  */
 static int
-store_events_supersede(struct store *st, const struct store_event_row *row)
+store_events_supersede(struct store *st, const struct store_event_row *row,
+    int *removed)
 {
 	sqlite3_stmt	*stmt;
 	cJSON		*obj;
 	const char	*d = NULL, *od;
 	uint8_t		(*old)[32] = NULL, (*grown)[32];
 	size_t		 nold = 0, cap = 0, i;
-	bool		 addressable, same, beaten = false;
+	bool		 addressable, same, beaten = false, held = false;
 	int		 rc, ret = 1;
 
 	addressable = row->kind >= 30000 && row->kind < 40000;
@@ -168,6 +181,7 @@ store_events_supersede(struct store *st, const struct store_event_row *row)
 		}
 		if (memcmp(oid, row->id, 32) == 0 || !events_version_newer(
 		    row->created_at, row->id, oat, oid)) {
+			held = memcmp(oid, row->id, 32) == 0;
 			beaten = true;
 			break;
 		}
@@ -189,32 +203,33 @@ store_events_supersede(struct store *st, const struct store_event_row *row)
 	}
 	store_stmt_done(stmt);
 	if (ret == 1 && beaten)
-		ret = 0;
-	for (i = 0; ret == 1 && i < nold; i++)
-		if (events_remove(st, old[i]) == -1)
+		ret = held ? 2 : 0;
+	for (i = 0; ret == 1 && i < nold; i++) {
+		if (events_superseded(st, old[i], row->received_at) == -1)
 			ret = -1;
+		else
+			(*removed)++;
+	}
 	free(old);
 	return ret;
 }
 
-/*
- * Insert row (no transaction handling). 1, 0 (id already there, or not
- * stored: expired on arrival (NIP-40), ephemeral, or replaced by a version
- * held) or -1.
- */
+/* Insert row (no transaction handling). An enum store_insert. */
 static int
 events_insert(struct store *st, const struct store_event_row *row,
     bool enqueue)
 {
 	sqlite3_stmt	*stmt;
-	int		 rc;
+	int		 rc, removed = 0;
 
-	if ((row->kind >= 20000 && row->kind < 30000) ||
-	    events_expired(row->tags, row->received_at))
-		return 0;
+	if (row->kind >= 20000 && row->kind < 30000)
+		return STORE_INSERT_EPHEMERAL;
+	if (events_expired(row->tags, row->received_at))
+		return STORE_INSERT_EXPIRED;
 	if (store_kind_replaceable(row->kind) &&
-	    (rc = store_events_supersede(st, row)) != 1)
-		return rc;
+	    (rc = store_events_supersede(st, row, &removed)) != 1)
+		return rc == 0 ? STORE_INSERT_OLDER : rc == 2 ?
+		    STORE_INSERT_EXISTS : STORE_INSERT_FAILED;
 	stmt = store_stmt(st, "INSERT INTO events (id, pubkey, kind, "
 	    "created_at, source, first_relay, received_at, json) VALUES "
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING");
@@ -245,7 +260,7 @@ events_insert(struct store *st, const struct store_event_row *row,
 	if (store_step_done(st, stmt, "events insert") == -1)
 		return -1;
 	if (sqlite3_changes(store_db(st)) == 0)
-		return 0;
+		return STORE_INSERT_EXISTS;
 	if (store_tags_insert(st, sqlite3_last_insert_rowid(store_db(st)),
 	    row->created_at, row->tags) == -1 ||
 	    store_totals_add(st, 1, (int64_t)row->json_len) == -1 ||
@@ -253,7 +268,7 @@ events_insert(struct store *st, const struct store_event_row *row,
 		return -1;
 	if (row->kind == 0)
 		store_names_forget(st, row->pubkey);
-	return 1;
+	return removed > 0 ? STORE_INSERT_REPLACED : STORE_INSERT_NEW;
 }
 
 int

@@ -43,11 +43,31 @@ struct store_event_row {
 };
 
 /*
+ * What store_event_insert did with a row. Only STORE_INSERT_NEW and
+ * STORE_INSERT_REPLACED wrote it; the others wrote nothing.
+ */
+enum store_insert {
+	STORE_INSERT_FAILED = -1,	/* a SQLite error (logged) */
+	STORE_INSERT_EXISTS = 0,	/* the id is stored already */
+	STORE_INSERT_NEW = 1,		/* stored */
+	STORE_INSERT_OLDER,		/* not stored: a version of its
+					 * replaceable or addressable key
+					 * that replaces it is held */
+	STORE_INSERT_EXPIRED,		/* not stored: expired on arrival
+					 * (NIP-40) */
+	STORE_INSERT_EPHEMERAL,		/* not stored: kinds 20000-29999 */
+	STORE_INSERT_REPLACED,		/* stored, and the older version(s)
+					 * of its key were removed */
+};
+
+/*
  * Insert row; with enqueue also an inbox row (pending, enqueued_at =
- * received_at) for the uplink. 1 when inserted, 0 when the id was there
- * already (nothing written), -1 (logged) on a SQLite error. Call inside
- * the caller's transaction (outside one it opens and commits its own).
- * The row is added to the totals the transaction writes when it commits.
+ * received_at) for the uplink. An enum store_insert: STORE_INSERT_NEW or
+ * _REPLACED when inserted, _EXISTS when the id was there already, _OLDER,
+ * _EXPIRED or _EPHEMERAL when the rules kept it out (nothing written),
+ * -1 (logged) on a SQLite error. Call inside the caller's transaction
+ * (outside one it opens and commits its own). The row is added to the
+ * totals the transaction writes when it commits.
  */
 int	store_event_insert(struct store *, const struct store_event_row *,
 	    bool enqueue);

@@ -604,11 +604,13 @@ ingest_requested(const struct event *ev, const struct filter *filters,
 
 /*
  * Insert a verified event (its JSON in ing->json, written by
- * ingest_verify) into the batch. INGEST_NEW or INGEST_ERROR.
+ * ingest_verify) into the batch. INGEST_NEW, INGEST_ERROR, or
+ * INGEST_DUPLICATE with *not_kept the rule that kept it out (0: the id
+ * was stored).
  */
 static enum ingest_result
 ingest_store(struct ingest *ing, const struct event *ev,
-    enum ingest_source src, const char *relay)
+    enum ingest_source src, const char *relay, int *not_kept)
 {
 	struct store_event_row	row;
 	struct ingest_info	known;
@@ -638,7 +640,25 @@ ingest_store(struct ingest *ing, const struct event *ev,
 		goto fail;
 	info_from_event(ev, &known);
 	recent_add(ing, &known);
-	if (rc == 0) {
+	switch (rc) {
+	case STORE_INSERT_NEW:
+		break;
+	case STORE_INSERT_REPLACED:
+		ing->stats.replaced++;
+		break;
+	case STORE_INSERT_OLDER:
+		/* Not stored, but the key is held: received like a copy. */
+		ing->stats.superseded++;
+		*not_kept = rc;
+		return INGEST_DUPLICATE;
+	case STORE_INSERT_EXPIRED:
+		ing->stats.expired++;
+		*not_kept = rc;
+		return INGEST_DUPLICATE;
+	case STORE_INSERT_EPHEMERAL:	/* taken above; never here */
+		ing->stats.ephemeral++;
+		return INGEST_NEW;
+	default:
 		ing->stats.duplicates++;
 		return INGEST_DUPLICATE;
 	}
@@ -675,6 +695,7 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 		info = &local;
 	info->why = EVENT_OK;
 	info->off_time = false;
+	info->not_kept = 0;
 	if (peek_id(obj, id) == 0 &&
 	    (known = ingest_known(ing, id, info)) != 0) {
 		res = known == -1 ? INGEST_ERROR : claims_match(obj, info) ?
@@ -710,7 +731,7 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 		info->why = er;
 		res = ingest_invalid(ing, &ev, er, relay);
 	} else
-		res = ingest_store(ing, &ev, src, relay);
+		res = ingest_store(ing, &ev, src, relay, &info->not_kept);
 	info_from_event(&ev, info);
 	if (res == INGEST_NEW && src == INGEST_LIVE && relay != NULL)
 		(void)newest_note(ing, relay, ev.created_at);

@@ -42,7 +42,9 @@ enum ingest_source {
 
 enum ingest_result {
 	INGEST_NEW = 0,		/* stored (and queued for the uplink) */
-	INGEST_DUPLICATE,	/* already stored; no signature check spent */
+	INGEST_DUPLICATE,	/* already stored (no signature check spent),
+				 * or kept out by a rule: info's not_kept
+				 * says which */
 	INGEST_INVALID,		/* malformed, bad id, bad signature, future,
 				 * or a copy of a stored id claiming another
 				 * author, time or kind */
@@ -65,14 +67,18 @@ struct ingest_info {
 	int		why;		/* enum event_result */
 	bool		off_time;	/* INGEST_UNREQUESTED: a filter matches
 					   but for its since or until */
+	int		not_kept;	/* INGEST_DUPLICATE: 0 a copy of a
+					   stored id, else the enum
+					   store_insert that kept it out
+					   (STORE_INSERT_OLDER, _EXPIRED) */
 };
 
 /*
  * Running totals, for the status and the benchmarks. received counts
- * every call; each call lands in exactly one of stored .. errors.
- * sig_checks counts BIP-340 verifications run (a duplicate runs none),
- * bytes_stored the canonical JSON bytes inserted, transactions the batch
- * commits.
+ * every call; each call lands in exactly one of stored .. errors, or in
+ * one of the rules' counts (superseded, expired, ephemeral). sig_checks
+ * counts BIP-340 verifications run (a duplicate runs none), bytes_stored
+ * the canonical JSON bytes inserted, transactions the batch commits.
  */
 struct ingest_stats {
 	uint64_t	received, stored, duplicates, invalid, too_large,
@@ -80,6 +86,12 @@ struct ingest_stats {
 	uint64_t	sig_checks, bytes_stored, transactions;
 	uint64_t	lost_batches;	/* batches whose COMMIT failed or rolled back */
 	uint64_t	ephemeral;	/* kinds 20000-29999: told, never stored */
+	uint64_t	superseded;	/* not stored: a newer version of its
+					   key is held (answered as a duplicate) */
+	uint64_t	expired;	/* not stored: expired on arrival
+					   (NIP-40; answered as a duplicate) */
+	uint64_t	replaced;	/* of stored: an older version of its
+					   key held was removed */
 };
 
 struct ingest;

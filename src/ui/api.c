@@ -339,6 +339,18 @@ static const struct metric_def metric_defs[] = {
 	    "Events ingest dropped: no filter of their subscription matched."),
 	COUNTER("ingest.errors", "cachebox_ingest_errors_total",
 	    "Events ingest could not store: the store failed."),
+	COUNTER("ingest.superseded", "cachebox_ingest_superseded_total",
+	    "Events ingest did not store because a newer version of their "
+	    "replaceable or addressable key is held."),
+	COUNTER("ingest.replaced", "cachebox_ingest_replaced_total",
+	    "Events ingest stored that replaced an older version of their key "
+	    "(the older one was removed)."),
+	COUNTER("ingest.expired", "cachebox_ingest_expired_total",
+	    "Events ingest did not store because they had expired when they "
+	    "arrived (NIP-40)."),
+	COUNTER("ingest.ephemeral", "cachebox_ingest_ephemeral_total",
+	    "Ephemeral events (kinds 20000-29999) passed to live subscribers "
+	    "and never stored."),
 	COUNTER("ingest.sig_checks", "cachebox_ingest_sig_checks_total",
 	    "Signature verifications ingest ran."),
 	COUNTER("ingest.transactions", "cachebox_ingest_transactions_total",

@@ -525,6 +525,10 @@ add_ingest(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "too_large", (double)st->too_large);
 	cJSON_AddNumberToObject(o, "unrequested", (double)st->unrequested);
 	cJSON_AddNumberToObject(o, "errors", (double)st->errors);
+	cJSON_AddNumberToObject(o, "superseded", (double)st->superseded);
+	cJSON_AddNumberToObject(o, "replaced", (double)st->replaced);
+	cJSON_AddNumberToObject(o, "expired", (double)st->expired);
+	cJSON_AddNumberToObject(o, "ephemeral", (double)st->ephemeral);
 	cJSON_AddNumberToObject(o, "sig_checks", (double)st->sig_checks);
 	cJSON_AddNumberToObject(o, "transactions", (double)st->transactions);
 	cJSON_AddNumberToObject(o, "lost_batches", (double)st->lost_batches);

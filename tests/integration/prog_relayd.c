@@ -247,7 +247,9 @@ gen(const char *dir, long count, long seed, long nauthors,
 			break;
 		if (out != NULL)
 			fprintf(out, "%s\n", buf_cstr(&json));
-		rc = fast ? (store_fast(st, &ev, &json) == 1 ? 1 : 0) :
+		rc = fast ? store_fast(st, &ev, &json) : 0;
+		rc = fast ? (rc == STORE_INSERT_NEW ||
+		    rc == STORE_INSERT_REPLACED) :
 		    ingest_event_json(ing, buf_cstr(&json), json.len, NULL, 0,
 		    INGEST_BACKFILL, "ws://127.0.0.1:1/gen", NULL) == INGEST_NEW;
 		stored += rc;

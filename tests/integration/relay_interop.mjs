@@ -115,7 +115,7 @@ const filters = [
 async function checkNip11() {
 	const info = await fetchRelayInformation(url);
 	check(info.name === 'cachebox' && /^[0-9a-f]{64}$/.test(info.pubkey) &&
-	    [1, 11, 42, 45, 77].every((n) => info.supported_nips.includes(n)) &&
+	    [1, 11, 42, 45, 70, 77].every((n) => info.supported_nips.includes(n)) &&
 	    info.limitation.max_subscriptions === 20 &&
 	    info.limitation.max_filters === 10 &&
 	    info.limitation.max_limit === 5000 &&

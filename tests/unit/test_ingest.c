@@ -824,6 +824,96 @@ test_names(void **state)
 	assert_string_equal(ingest_source_name(INGEST_RECOVERY), "recovery");
 }
 
+/* A signed event of kind with one expiration tag at exp (malloc'd JSON). */
+static char *
+make_expiring(const struct nostr_key *key, uint32_t kind, int64_t at,
+    int64_t exp)
+{
+	struct event	 ev;
+	struct buf	 b;
+	cJSON		*tags = cJSON_CreateArray(), *t = cJSON_CreateArray();
+	char		 v[32], *s;
+
+	snprintf(v, sizeof(v), "%lld", (long long)exp);
+	cJSON_AddItemToArray(t, cJSON_CreateString("expiration"));
+	cJSON_AddItemToArray(t, cJSON_CreateString(v));
+	cJSON_AddItemToArray(tags, t);
+	assert_int_equal(event_create(&ev, key, kind, at, tags, "x"),
+	    EVENT_OK);
+	cJSON_Delete(tags);
+	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
+	assert_int_equal(event_to_json(&ev, &b), 0);
+	s = strdup(buf_cstr(&b));
+	assert_non_null(s);
+	buf_free(&b);
+	event_free(&ev);
+	return s;
+}
+
+/*
+ * Each rule's count, apart from real duplicates: a newer profile replaces
+ * the one held (replaced), an older one arriving later is not stored
+ * (superseded, a duplicate to the caller with not_kept OLDER), an event
+ * expired on arrival is not stored (expired), an ephemeral one is told
+ * and not stored (ephemeral); a copy of a stored id is the only
+ * duplicate.
+ */
+static void
+test_rule_counts(void **state)
+{
+	struct fixture		*fx = *state;
+	const struct ingest_stats *s = ingest_stats(fx->ing);
+	struct ingest_info	 info;
+	char			*p1 = make_event(&fx->key, 0, 1700000000, "a", NULL);
+	char			*p2 = make_event(&fx->key, 0, 1700000100, "b", NULL);
+	char			*eph = make_event(&fx->key, 20001, 1700000000,
+				    "e", NULL);
+	char			*gone = make_expiring(&fx->key, 1, 1700000000,
+				    1700000001);
+	char			*later = make_expiring(&fx->key, 1, 1700000000,
+				    4000000000LL);
+
+	assert_int_equal(feed(fx, p2, NULL, 0), INGEST_NEW);
+	assert_int_equal(ingest_event_json(fx->ing, p1, strlen(p1), NULL, 0,
+	    INGEST_BACKFILL, RELAY, &info), INGEST_DUPLICATE);
+	assert_int_equal(info.not_kept, STORE_INSERT_OLDER);
+	assert_int_equal(s->superseded, 1);
+	assert_int_equal(s->duplicates, 0);
+	/* Seen again: now a copy of a recent id, not a second supersede. */
+	assert_int_equal(ingest_event_json(fx->ing, p1, strlen(p1), NULL, 0,
+	    INGEST_BACKFILL, RELAY, &info), INGEST_DUPLICATE);
+	assert_int_equal(info.not_kept, 0);
+	assert_int_equal(s->superseded, 1);
+	assert_int_equal(s->duplicates, 1);
+	assert_int_equal(events_in_store(fx), 1);
+	free(p1);
+	free(p2);
+	/* The other order: the newer replaces the one held. */
+	p1 = make_event(&fx->other, 0, 1700000000, "a", NULL);
+	p2 = make_event(&fx->other, 0, 1700000100, "b", NULL);
+	assert_int_equal(feed(fx, p1, NULL, 0), INGEST_NEW);
+	assert_int_equal(feed(fx, p2, NULL, 0), INGEST_NEW);
+	assert_int_equal(s->replaced, 1);
+	assert_int_equal(events_in_store(fx), 2);
+
+	assert_int_equal(ingest_event_json(fx->ing, gone, strlen(gone), NULL,
+	    0, INGEST_BACKFILL, RELAY, &info), INGEST_DUPLICATE);
+	assert_int_equal(info.not_kept, STORE_INSERT_EXPIRED);
+	assert_int_equal(s->expired, 1);
+	assert_int_equal(feed(fx, later, NULL, 0), INGEST_NEW);
+	assert_int_equal(feed(fx, eph, NULL, 0), INGEST_NEW);
+	assert_int_equal(s->ephemeral, 1);
+	assert_int_equal(events_in_store(fx), 3);
+	assert_int_equal(s->stored, 4);
+	assert_int_equal(s->duplicates, 1);
+	assert_int_equal(s->received, 8);
+	free(p1);
+	free(p2);
+	free(eph);
+	free(gone);
+	free(later);
+}
+
 int
 main(void)
 {
@@ -857,6 +947,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_history_survives_restart,
 		    setup, teardown),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test_setup_teardown(test_rule_counts, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -163,6 +163,7 @@ put_signed(struct fixture *fx, const struct nostr_key *key, uint32_t kind,
 	struct event		ev;
 	struct buf		b;
 	struct store_event_row	row = { 0 };
+	int			rc;
 
 	assert_int_equal(event_create(&ev, key, kind, at, NULL, c), EVENT_OK);
 	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
@@ -176,7 +177,8 @@ put_signed(struct fixture *fx, const struct nostr_key *key, uint32_t kind,
 	row.source = "live";
 	row.first_relay = NULL;
 	row.received_at = at;
-	assert_int_equal(store_event_insert(fx->st, &row, false), 1);
+	rc = store_event_insert(fx->st, &row, false);
+	assert_true(rc == STORE_INSERT_NEW || rc == STORE_INSERT_REPLACED);
 	memcpy(id, ev.id, 32);
 	buf_free(&b);
 	event_free(&ev);
@@ -566,15 +568,19 @@ test_replace_rules(void **state)
 
 	/* Replaceable: newer after older, then an older late arrival. */
 	assert_int_equal(put_tagged(fx, 1, 1, 0, 100, "[]"), 1);
-	assert_int_equal(put_tagged(fx, 2, 1, 0, 200, "[]"), 1);
+	assert_int_equal(put_tagged(fx, 2, 1, 0, 200, "[]"),
+	    STORE_INSERT_REPLACED);
 	assert_false(held(fx, 1));
-	assert_int_equal(put_tagged(fx, 3, 1, 0, 150, "[]"), 0);
+	assert_int_equal(put_tagged(fx, 3, 1, 0, 150, "[]"),
+	    STORE_INSERT_OLDER);
 	assert_false(held(fx, 3));
 	/* Equal time: the lowest id stays, whichever came first. */
 	assert_int_equal(put_tagged(fx, 9, 1, 10002, 300, "[]"), 1);
-	assert_int_equal(put_tagged(fx, 8, 1, 10002, 300, "[]"), 1);
+	assert_int_equal(put_tagged(fx, 8, 1, 10002, 300, "[]"),
+	    STORE_INSERT_REPLACED);
 	assert_false(held(fx, 9));
-	assert_int_equal(put_tagged(fx, 10, 1, 10002, 300, "[]"), 0);
+	assert_int_equal(put_tagged(fx, 10, 1, 10002, 300, "[]"),
+	    STORE_INSERT_OLDER);
 	/* Another author's or another kind's versions are untouched. */
 	assert_int_equal(put_tagged(fx, 11, 2, 0, 50, "[]"), 1);
 	assert_int_equal(put_tagged(fx, 12, 1, 3, 50, "[]"), 1);
@@ -587,9 +593,9 @@ test_replace_rules(void **state)
 	    "[[\"d\",\"b\"]]"), 1);
 	assert_int_equal(put_tagged(fx, 22, 1, 30023, 100, "[]"), 1);
 	assert_int_equal(put_tagged(fx, 23, 1, 30023, 90,
-	    "[[\"d\",\"a\"]]"), 0);
+	    "[[\"d\",\"a\"]]"), STORE_INSERT_OLDER);
 	assert_int_equal(put_tagged(fx, 24, 1, 30023, 110,
-	    "[[\"d\",\"a\"]]"), 1);
+	    "[[\"d\",\"a\"]]"), STORE_INSERT_REPLACED);
 	assert_true(!held(fx, 20) && held(fx, 21) && held(fx, 22) &&
 	    held(fx, 24));
 	/* Kind 1 is not replaceable. */
@@ -598,13 +604,18 @@ test_replace_rules(void **state)
 	assert_true(held(fx, 30) && held(fx, 31));
 	/* NIP-40: expired at arrival (received_at 1700000000) or not. */
 	assert_int_equal(put_tagged(fx, 40, 1, 1, 100,
-	    "[[\"expiration\",\"1700000000\"]]"), 0);
+	    "[[\"expiration\",\"1700000000\"]]"), STORE_INSERT_EXPIRED);
 	assert_int_equal(put_tagged(fx, 41, 1, 1, 100,
 	    "[[\"expiration\",\"1700000001\"]]"), 1);
 	/* Ephemeral. */
-	assert_int_equal(put_tagged(fx, 50, 1, 20001, 100, "[]"), 0);
-	assert_int_equal(put_tagged(fx, 51, 1, 29999, 100, "[]"), 0);
+	assert_int_equal(put_tagged(fx, 50, 1, 20001, 100, "[]"),
+	    STORE_INSERT_EPHEMERAL);
+	assert_int_equal(put_tagged(fx, 51, 1, 29999, 100, "[]"),
+	    STORE_INSERT_EPHEMERAL);
 	assert_false(held(fx, 40) || held(fx, 50) || held(fx, 51));
+	/* A copy of a held version is a duplicate, not an older one. */
+	assert_int_equal(put_tagged(fx, 2, 1, 0, 200, "[]"),
+	    STORE_INSERT_EXISTS);
 	/* What was replaced left the totals and the inbox with its row. */
 	assert_int_equal(store_events_totals(fx->st, &c, &b), 0);
 	assert_int_equal(c, 10);

@@ -177,7 +177,7 @@ put_event(struct fixture *fx, int64_t at)
 			continue;
 		if (o->created_at > ev->created_at || (o->created_at ==
 		    ev->created_at && memcmp(o->id, ev->id, 32) < 0)) {
-			assert_int_equal(rc, 0);
+			assert_int_equal(rc, STORE_INSERT_OLDER);
 			event_free(ev);
 			return;
 		}
@@ -186,7 +186,7 @@ put_event(struct fixture *fx, int64_t at)
 		W.n--;
 		i--;
 	}
-	assert_int_equal(rc, 1);
+	assert_true(rc == STORE_INSERT_NEW || rc == STORE_INSERT_REPLACED);
 	if (ev != &W.ev[W.n])	/* move it down past what it replaced */
 		W.ev[W.n] = *ev;
 	W.n++;

@@ -137,10 +137,21 @@ function drawCards(st) {
   const w = st.writes || {};
   $('#store-writes').textContent = 'written since start ' + fmtBytes(w.bytes) +
     (typeof w.bytes_per_stored_event === 'number' ? ', ' + fmtBytes(w.bytes_per_stored_event) + ' per event stored' : '');
+  drawRules(st);
   $('#rss').textContent = fmtBytes(st.rss_bytes);
   $('#rss-text').textContent = 'budget ' + fmtBytes(st.rss_budget_bytes);
   setBar('#rss-bar', st.rss_bytes || 0, st.rss_budget_bytes || 0, true);
   drawUplink(st.uplink, st.inbox || {});
+}
+
+// What the rules kept out since start (status ingest.* and
+// relay_endpoint.protected_refused).
+function drawRules(st) {
+  const i = st.ingest || {};
+  const parts = [['superseded', i.superseded], ['replaced', i.replaced], ['expired', i.expired],
+    ['ephemeral', i.ephemeral], ['protected refused', (st.relay_endpoint || {}).protected_refused]]
+    .filter(([, v]) => typeof v === 'number').map(([k, v]) => k + ' ' + fmtInt(v));
+  $('#store-rules').textContent = parts.length ? 'not kept: ' + parts.join(', ') : '';
 }
 
 function drawUplink(up, inbox) {
