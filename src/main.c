@@ -466,6 +466,7 @@ start_sync(struct app *app)
 	drain_set_hold(app->drain, store_full, app->retention);
 	jobs_set_hold(app->jobs, store_full, app->retention);
 	drain_set_negsync(app->drain, app->negsync);
+	jobs_set_negsync(app->jobs, app->negsync);
 	follow_start(app->follow);
 	return 0;
 }

@@ -289,6 +289,7 @@
 #define NEGSYNC_RECOVERY_PER_TICK	8		/* due relays begun per look */
 #define NEGSYNC_RECOVERY_FETCHES	4		/* recovery fetches in flight at once */
 #define NEGSYNC_SATISFIED_BATCH		256		/* stored ids handed to recovery together */
+#define NEGSYNC_FILTER_MAX_BYTES	(128 * 1024)	/* a scoped step's filter as JSON (a job batch of 1,000 authors and its tags) */
 #define NEGSYNC_SATISFIED_MS		1000		/* ...or after this long, ms */
 #define RECOVERY_LIST_MAX		1000		/* relays one recovery listing shows */
 
@@ -332,6 +333,7 @@
 #define JOBS_MAX_ATTEMPTS		5		/* failed attempts of a batch before it is recorded failed */
 #define JOBS_RETRY_MAX_MS		(10 * 60 * 1000) /* longest wait before a failed batch is asked again, ms */
 #define JOBS_STEP_TIMEOUT_MS		30000		/* a job request silent this long (relay open) has failed, ms */
+#define JOBS_NEG_WAIT_MS		500		/* a batch waiting for a NIP-77 session slot looks again after, ms */
 #define JOBS_TICK_MS			1000		/* schedules, backoffs and the queue are looked at every, ms */
 #define JOBS_LIST_MAX			200		/* jobs one listing shows, newest first */
 #define JOBS_SHOW_MAX_BATCHES		200		/* unfinished, incomplete or failed batches one show lists */

@@ -525,7 +525,7 @@ store_job_write_relays(struct store *st, int64_t job, size_t max,
 #define BATCH_COLS	"id, job_id, batch_index, item_lo, item_hi, " \
 	"item_mask, items, relay, status, until_cursor, pages, " \
 	"events_fetched, events_new, largest_page, gap_since, why, " \
-	"error_message, attempts, next_attempt_ms, started_at, completed_at"
+	"error_message, attempts, next_attempt_ms, started_at, completed_at, way"
 
 static void
 batch_row(sqlite3_stmt *q, struct store_job_batch *b)
@@ -561,6 +561,10 @@ batch_row(sqlite3_stmt *q, struct store_job_batch *b)
 	b->next_attempt_ms = sqlite3_column_int64(q, 18);
 	b->started_at = col_opt(q, 19, 0);
 	b->completed_at = col_opt(q, 20, 0);
+	b->way = sqlite3_column_type(q, 21) == SQLITE_NULL ?
+	    STORE_JOB_WAY_UNDECIDED : strcmp((const char *)
+	    sqlite3_column_text(q, 21), "nip77") == 0 ? STORE_JOB_WAY_NIP77 :
+	    STORE_JOB_WAY_PAGING;
 }
 
 int
@@ -815,6 +819,51 @@ store_job_batch_page(struct store *st, int64_t id, int64_t job, int64_t until,
 		return -1;
 	return write_one(st, q, bind_i64(q, 1, job) || bind_i64(q, 2,
 	    received) || bind_i64(q, 3, fresh), "job page");
+}
+
+int
+store_job_batch_way(struct store *st, int64_t id, enum store_job_way way)
+{
+	sqlite3_stmt	*q;
+
+	q = store_stmt(st, "UPDATE job_batches SET way = ?2 WHERE id = ?1");
+	if (q == NULL)
+		return -1;
+	return write_one(st, q, bind_i64(q, 1, id) || bind_text_opt(q, 2,
+	    way == STORE_JOB_WAY_UNDECIDED ? NULL : store_job_way_name(way)),
+	    "job batch way");
+}
+
+int
+store_job_batch_window(struct store *st, int64_t id, int64_t job,
+    int64_t until, int64_t received, int64_t fresh)
+{
+	sqlite3_stmt	*q;
+
+	q = store_stmt(st, "UPDATE job_batches SET until_cursor = ?2, "
+	    "way = 'nip77', pages = pages + 1, events_fetched = "
+	    "events_fetched + ?3, events_new = events_new + ?4 WHERE id = ?1");
+	if (q == NULL || write_one(st, q, bind_i64(q, 1, id) ||
+	    bind_i64(q, 2, until) || bind_i64(q, 3, received) ||
+	    bind_i64(q, 4, fresh), "job batch window") == -1)
+		return -1;
+	q = store_stmt(st, "UPDATE jobs SET events_fetched = events_fetched + "
+	    "?2, events_new = events_new + ?3, requests = requests + 1 "
+	    "WHERE id = ?1");
+	if (q == NULL)
+		return -1;
+	return write_one(st, q, bind_i64(q, 1, job) || bind_i64(q, 2,
+	    received) || bind_i64(q, 3, fresh), "job window");
+}
+
+const char *
+store_job_way_name(enum store_job_way way)
+{
+	switch (way) {
+	case STORE_JOB_WAY_NIP77:	return "nip77";
+	case STORE_JOB_WAY_PAGING:	return "paging";
+	default:			return "undecided";
+	}
 }
 
 int

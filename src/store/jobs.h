@@ -81,6 +81,15 @@ struct store_job {
 };
 
 /* One batch row. */
+/* Which way a batch goes on its relay (012_job_way.sql). */
+enum store_job_way {
+	STORE_JOB_WAY_UNDECIDED = 0,
+	STORE_JOB_WAY_NIP77,		/* reconciled window by window */
+	STORE_JOB_WAY_PAGING,		/* paged */
+};
+/* "undecided", "nip77", "paging". */
+const char	*store_job_way_name(enum store_job_way);
+
 struct store_job_batch {
 	int64_t			 id, job_id, index;
 	int64_t			 item_lo, item_hi;
@@ -100,6 +109,7 @@ struct store_job_batch {
 	char			 error[JOBS_REASON_MAX + 1];
 	int64_t			 attempts, next_attempt_ms;
 	int64_t			 started_at, completed_at;
+	enum store_job_way	 way;
 };
 
 /* "pending", "running", ...; NULL-safe names and their parse (-1: none). */
@@ -232,6 +242,17 @@ int	store_job_batch_start(struct store *, int64_t id, int64_t now_s);
  * requests grow the same. Write it inside ingest's batch. 0 or -1.
  */
 int	store_job_batch_page(struct store *, int64_t id, int64_t job,
+	    int64_t until, int64_t received, int64_t fresh);
+/* Record which way batch id goes. 0 or -1. */
+int	store_job_batch_way(struct store *, int64_t id, enum store_job_way);
+/*
+ * A reconciled window of batch id (of job) is fetched: until_cursor =
+ * until (below the window), way nip77, pages + 1, events_fetched +
+ * received, events_new + fresh (largest_page is a page's, untouched); the
+ * job's counters grow as for a page. Write it inside ingest's batch.
+ * 0 or -1.
+ */
+int	store_job_batch_window(struct store *, int64_t id, int64_t job,
 	    int64_t until, int64_t received, int64_t fresh);
 /* A possible gap at second gap_since (the batch goes on). 0 or -1. */
 int	store_job_batch_gap(struct store *, int64_t id, int64_t gap_since);

@@ -48,6 +48,7 @@
 #include "sync/job_spec.h"
 #include "sync/ctx.h"
 #include "sync/jobs.h"
+#include "sync/negsync.h"
 #include "sync/pager.h"
 
 #define JOBS_DUE_PER_TICK	8	/* scheduled jobs planned again per tick */
@@ -61,6 +62,7 @@ struct jstep {
 	struct pager		 pg;		/* the request and its page */
 	int64_t			 fetched;	/* the batch's events so far */
 	enum drain_next		 next;		/* the last committed verdict */
+	struct negsync_step	*neg;		/* reconciling instead, or NULL */
 };
 TAILQ_HEAD(jstep_list, jstep);
 
@@ -94,6 +96,7 @@ struct jobs {
 	uint64_t		 check_timer;
 	bool			 (*held)(void *);
 	void			*held_arg;
+	struct negsync		*ns;		/* NIP-77 steps, or NULL */
 };
 
 static void	jrelay_kick(struct jrelay *, uint64_t delay_ms);
@@ -113,6 +116,9 @@ step_free(struct jstep *s)
 {
 	struct jrelay	*jr = s->jr;
 
+	if (s->neg != NULL)
+		negsync_cancel(s->neg);
+	s->neg = NULL;
 	pager_free(&s->pg);
 	TAILQ_REMOVE(&jr->steps, s, entry);
 	jr->nsteps--;
@@ -431,7 +437,104 @@ step_filter(struct jstep *s)
 	return 1;
 }
 
-/* Start batch b on jr. 0, or -1 (the batch is left pending). */
+/*
+ * A reconciled window of the batch is fetched (negsync_window_fn, in
+ * ingest's batch): the cursor goes below it.
+ */
+static int
+step_window(void *arg, int64_t next_until, int64_t came, int64_t fresh)
+{
+	struct jstep	*s = arg;
+
+	s->fetched += came;
+	return store_job_batch_window(s->jr->j->st, s->b.id, s->b.job_id,
+	    next_until < 0 ? 0 : next_until, came, fresh);
+}
+
+/*
+ * The batch's reconciliation ended (negsync.h). Refused (or a second too
+ * dense for a session): the batch is paged from where it stopped, from
+ * the loop.
+ */
+static void
+step_neg_done(void *arg, enum negsync_end end, const char *why)
+{
+	struct jstep	*s = arg;
+	struct jobs	*j = s->jr->j;
+
+	s->neg = NULL;		/* gone with this call */
+	switch (end) {
+	case NEGSYNC_COMPLETE:
+	case NEGSYNC_RECOVERING:
+		if (ingest_tx(j->ing) == -1 || store_job_batch_end(j->st,
+		    &(struct store_job_batch_outcome){ .id = s->b.id, .job =
+		    s->b.job_id, .status = end == NEGSYNC_COMPLETE ?
+		    STORE_JOB_COMPLETE : STORE_JOB_INCOMPLETE, .why =
+		    STORE_CURSOR_WHY_RECOVERY, .reason = "ids the relay named "
+		    "did not come; under recovery", .gap_since = -1, .now_s =
+		    clock_wall_s() }) == -1) {
+			step_fail(s, "the batch's end was not recorded");
+			return;
+		}
+		break;
+	case NEGSYNC_REFUSED:
+	case NEGSYNC_DENSE:
+		log_info("jobs: job %lld batch %lld on %s: %s; paging it",
+		    (long long)s->b.job_id, (long long)s->b.index, s->jr->url,
+		    why != NULL ? why : "not reconciled");
+		(void)store_job_batch_way(j->st, s->b.id,
+		    STORE_JOB_WAY_PAGING);
+		(void)store_job_batch_release(j->st, s->b.id);
+		break;
+	default:
+		step_fail(s, why != NULL ? why : "reconciliation failed");
+		return;
+	}
+	step_finish(s);
+}
+
+/* Whether batch b reconciles on jr rather than being paged. */
+static bool
+step_reconciles(const struct jrelay *jr, const struct store_job_batch *b)
+{
+	struct jobs	*j = jr->j;
+
+	return j->ns != NULL && j->user_limit == 0 &&
+	    b->way != STORE_JOB_WAY_PAGING && negsync_wanted(j->ns, jr->url);
+}
+
+/* Reconcile s from its cursor. 0, or -1 (page it instead). */
+static int
+step_start_neg(struct jstep *s)
+{
+	struct jobs		*j = s->jr->j;
+	char			 label[64];
+	struct negsync_scope	 sc = {
+		.f = &s->pg.f, .since = j->since, .source = INGEST_JOB,
+		.window = step_window, .label = label,
+	};
+
+	sc.until = s->b.started ? s->b.until_cursor : j->until;
+	snprintf(label, sizeof(label), "job %lld batch %lld",
+	    (long long)s->b.job_id, (long long)s->b.index);
+	if ((s->neg = negsync_start_scope(j->ns, &sc, s->jr->url,
+	    step_neg_done, s)) == NULL) {
+		log_info("jobs: job %lld batch %lld on %s: cannot reconcile "
+		    "it; paging it", (long long)s->b.job_id,
+		    (long long)s->b.index, s->jr->url);
+		return -1;
+	}
+	(void)store_job_batch_way(j->st, s->b.id, STORE_JOB_WAY_NIP77);
+	log_debug("jobs: job %lld batch %lld on %s: reconciling from %lld",
+	    (long long)s->b.job_id, (long long)s->b.index, s->jr->url,
+	    (long long)sc.until);
+	return 0;
+}
+
+/*
+ * Start batch b on jr. 0, 1 not now (no NIP-77 session slot free: the
+ * batch stays pending), or -1 (the batch is left pending).
+ */
 static int
 step_start(struct jrelay *jr, const struct store_job_batch *b)
 {
@@ -439,12 +542,15 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 	struct jstep		*s;
 	struct drain_page	*p;
 	int			 rc;
+	bool			 neg = step_reconciles(jr, b);
 	struct pager_deps	 deps = {
 		.loop = j->loop, .pool = j->pool, .ing = j->ing,
 		.follow = j->follow, .source = INGEST_JOB,
 		.timeout_ms = JOBS_STEP_TIMEOUT_MS,
 	};
 
+	if (neg && !negsync_can_start_scope(j->ns, jr->url))
+		return 1;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
 	s->jr = jr;
@@ -468,6 +574,20 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 		return 0;
 	}
 	s->fetched = b->events_fetched;
+	if (neg && (j->since < 0 || (b->started ? b->until_cursor :
+	    j->until) >= j->since) && step_start_neg(s) == 0)
+		return 0;
+	if (neg && j->since >= 0 && (b->started ? b->until_cursor :
+	    j->until) < j->since) {	/* reconciled down to since */
+		(void)store_job_batch_end(j->st, &(struct
+		    store_job_batch_outcome){ .id = b->id, .job = b->job_id,
+		    .status = STORE_JOB_COMPLETE, .gap_since = -1, .now_s =
+		    clock_wall_s() });
+		step_finish(s);
+		return 0;
+	}
+	if (b->way != STORE_JOB_WAY_PAGING)
+		(void)store_job_batch_way(j->st, b->id, STORE_JOB_WAY_PAGING);
 	s->pg.row_largest = b->largest_page;
 	p = &s->pg.page;
 	p->started = true;
@@ -519,6 +639,7 @@ jrelay_pump(struct jrelay *jr)
 	struct jobs	*j = jr->j;
 	struct due	 d = { 0 };
 	size_t		 cap = jrelay_cap(jr), i;
+	int		 rc;
 
 	if (j->active == 0 || jr->nsteps >= cap ||
 	    (j->held != NULL && j->held(j->held_arg)))
@@ -528,11 +649,16 @@ jrelay_pump(struct jrelay *jr)
 		return;
 	(void)store_job_batches_due(j->st, j->active, jr->url, wall_ms(),
 	    d.max, due_cb, &d);
-	for (i = 0; i < d.n && j->active != 0; i++)
-		if (step_start(jr, &d.v[i]) == -1) {
+	for (i = 0; i < d.n && j->active != 0; i++) {
+		if ((rc = step_start(jr, &d.v[i])) == 1) {
+			jrelay_kick(jr, JOBS_NEG_WAIT_MS);	/* a slot frees */
+			break;
+		}
+		if (rc == -1) {
 			log_warnx("jobs: %s: cannot start a batch", jr->url);
 			break;
 		}
+	}
 	free(d.v);
 }
 
@@ -809,14 +935,44 @@ jobs_free(struct jobs *j)
 	free(j);
 }
 
+/* Which way a relay's batches will go, and why. */
+static void
+plan_way(struct jobs *j, const struct job_spec *spec,
+    struct jobs_plan_relay *r)
+{
+	enum negsync_support	 sup;
+	const char		*way = "paging", *why = "";
+
+	if (j->ns == NULL || !config_get_bool(j->cfg, "negentropy.enabled"))
+		why = "negentropy.enabled is false";
+	else if (spec->shared.has & FILTER_HAS_LIMIT)
+		why = "its limit asks for the newest events";
+	else if ((sup = negsync_support(j->ns, r->url)) == NEGSYNC_YES) {
+		way = "nip77";
+		why = "the relay reconciles";
+	} else if (sup == NEGSYNC_UNKNOWN) {
+		way = "nip77";
+		why = "not tried yet: paged if the relay refuses";
+	}
+	snprintf(r->way, sizeof(r->way), "%s", way);
+	if (why[0] == '\0')
+		snprintf(r->way_why, sizeof(r->way_why), "the relay does not "
+		    "reconcile: %.150s", negsync_support_why(j->ns, r->url));
+	else
+		snprintf(r->way_why, sizeof(r->way_why), "%s", why);
+}
+
 int
 jobs_create(struct jobs *j, const struct job_spec *spec, const char *by,
     bool dry_run, struct jobs_plan *out, char *err, size_t errlen)
 {
 	struct jobs_planner	pl = { .st = j->st, .cfg = j->cfg };
+	size_t			i;
 
 	if (jobs_plan_create(&pl, spec, by, dry_run, out, err, errlen) == -1)
 		return -1;
+	for (i = 0; i < out->nrelays; i++)
+		plan_way(j, spec, &out->relays[i]);
 	if (!dry_run)
 		check_soon(j);
 	return 0;
@@ -864,6 +1020,12 @@ jobs_delete(struct jobs *j, int64_t id, char *err, size_t errlen)
 	if (rc == 1)
 		log_info("jobs: job %lld deleted", (long long)id);
 	return rc;
+}
+
+void
+jobs_set_negsync(struct jobs *j, struct negsync *ns)
+{
+	j->ns = ns;
 }
 
 void

@@ -20,6 +20,14 @@
  * ingest's open batch, so they commit with the page's events. Events go
  * through ingest with source "job" (and into the uplink inbox).
  *
+ * On a relay that speaks NIP-77 (negsync_wanted) a batch without a user
+ * limit is reconciled instead (negsync_start_scope): window by window
+ * from its cursor down to since, each window's cursor written with its
+ * events; the batch row's way says which (store_job_batch_way). A
+ * refusal, no answer to NEG-OPEN or a too dense second pages the same
+ * batch from that cursor; ids the relay named and did not send leave it
+ * incomplete (under recovery).
+ *
  * A batch whose request fails (the relay closes it, or says nothing for
  * JOBS_STEP_TIMEOUT_MS while connected) is asked again from its cursor
  * after jobs.retry_base_ms, doubled per failure, and after
@@ -97,6 +105,13 @@ int		 jobs_delete(struct jobs *, int64_t id, char *err,
  */
 void		 jobs_set_hold(struct jobs *, bool (*held)(void *),
 		    void *arg);
+
+/*
+ * Reconcile batches through ns (sync/negsync.h) on relays that speak
+ * NIP-77; NULL: page every batch.
+ */
+struct negsync;
+void		 jobs_set_negsync(struct jobs *, struct negsync *);
 
 /* The running job's id (0: none) and the requests open for it. */
 int64_t		 jobs_running(const struct jobs *);

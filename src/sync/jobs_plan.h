@@ -36,6 +36,10 @@ struct jobs_planner {
 struct jobs_plan_relay {
 	char		*url;		/* owned */
 	int64_t		 batches;
+	/* Which way its batches will go ("nip77", "paging") and why (set
+	 * by jobs_create, which knows the relays' NIP-77 support). */
+	char		 way[8];
+	char		 way_why[JOBS_REASON_MAX + 1];
 };
 
 struct jobs_plan {

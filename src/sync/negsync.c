@@ -32,6 +32,7 @@
 #include "store/cursors.h"
 #include "store/events.h"
 #include "store/relays.h"
+#include "store/scan.h"
 #include "store/store.h"
 #include "sync/ctx.h"
 #include "sync/follow.h"
@@ -113,6 +114,14 @@ struct nstep {
 	int64_t			 missing;	/* handed to recovery */
 	uint64_t		 timer;		/* first reply / idle */
 	bool			 finished;
+	/* A scoped step (negsync_start_scope): a filter, not an author. */
+	bool			 scoped;
+	struct filter		 sf;		/* its filter, no since/until */
+	int64_t			 lo;		/* its lowest second, or -1 */
+	int64_t			 top;		/* the next window's last second */
+	int			 src;	/* enum ingest_source */
+	negsync_window_fn	 window;
+	int64_t			 win_came, win_new;	/* this window's fetches */
 };
 TAILQ_HEAD(nstep_list, nstep);
 
@@ -152,6 +161,7 @@ static void	step_pump(struct nstep *);
 static void	step_window(struct nstep *);
 static void	step_end(struct nstep *, enum negsync_end, const char *);
 static void	rec_schedule(struct negsync *, uint64_t delay_ms);
+static void	step_scope_next(struct nstep *);
 
 /* ---- relays' support ---------------------------------------------------- */
 
@@ -272,7 +282,7 @@ fetch_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 	size_t			 i;
 
 	r = ingest_event(ns->ing, msg, &f->f, 1, f->step != NULL ?
-	    INGEST_BACKFILL : INGEST_RECOVERY, f->url, &info);
+	    f->step->src : INGEST_RECOVERY, f->url, &info);
 	if (r == INGEST_INVALID)
 		pool_sub_note_invalid(sub);
 	else if (r == INGEST_UNREQUESTED && !info.off_time)
@@ -287,6 +297,10 @@ fetch_event(struct pool_sub *sub, struct relay_msg *msg, void *arg)
 	i = (size_t)(hit - f->ids);
 	if (f->state[i] == NID_ASKED)
 		f->arrived++;
+	if (f->state[i] != NID_CAME && f->step != NULL) {
+		f->step->win_came++;
+		f->step->win_new += r == INGEST_NEW;
+	}
 	f->state[i] = NID_CAME;
 }
 
@@ -577,6 +591,7 @@ step_free(struct nstep *s)
 	neg_storage_free(&s->set);
 	buf_free(&s->out);
 	free(s->queue);
+	filter_free(&s->sf);
 	free(s);
 }
 
@@ -713,6 +728,8 @@ step_pump(struct nstep *s)
 	if (s->overflow) {
 		s->overflow = false;		/* the same window again */
 		step_window(s);
+	} else if (s->scoped) {
+		step_scope_next(s);
 	} else if (!s->last_window) {
 		s->w.since = s->w.until + 1;
 		step_window(s);
@@ -871,6 +888,137 @@ collect_item(int64_t created_at, const uint8_t id[32], void *arg)
 	return neg_storage_add(arg, (uint64_t)created_at, id) == 0 ? 0 : 1;
 }
 
+/* The scoped step's filter over [since, until] (since < 0: none). */
+static int
+filter_window(const struct filter *src, int64_t since, int64_t until,
+    struct filter *f)
+{
+	struct buf	b;
+	char		err[128];
+	int		rc;
+
+	buf_init(&b, NEGSYNC_FILTER_MAX_BYTES);
+	if (filter_to_json(src, &b) == -1) {
+		buf_free(&b);
+		return -1;
+	}
+	filter_init(f);
+	rc = filter_parse_text(f, (const char *)buf_rptr(&b), buf_avail(&b),
+	    err, sizeof(err));
+	buf_free(&b);
+	if (rc == -1)
+		return -1;
+	f->has &= ~(unsigned)(FILTER_HAS_LIMIT | FILTER_HAS_SINCE |
+	    FILTER_HAS_UNTIL);
+	if (since >= 0) {
+		f->since = since;
+		f->has |= FILTER_HAS_SINCE;
+	}
+	f->until = until;
+	f->has |= FILTER_HAS_UNTIL;
+	filter_sort(f);
+	return 0;
+}
+
+/* The box's items of a scoped step's window, newest first. */
+struct scope_items {
+	int64_t		*ts;
+	uint8_t		(*ids)[32];
+	size_t		 n, max;
+};
+
+static int
+scope_item(void *arg, const struct store_scan_row *row, const char *json,
+    size_t len)
+{
+	struct scope_items	*l = arg;
+
+	(void)json;
+	(void)len;
+	l->ts[l->n] = row->created_at;
+	memcpy(l->ids[l->n], row->id, 32);
+	return ++l->n >= l->max ? 1 : 0;
+}
+
+/*
+ * A scoped step's next window, going down from s->top: the box's newest
+ * NEGSYNC_WINDOW_ITEMS items of the filter at most, whole seconds only
+ * (the second that would split is the next window's), into the set.
+ * 0, or -1 (one second holds more, or the store failed).
+ */
+static int
+scope_pick(struct nstep *s)
+{
+	const struct store_scan_opts	 o = { .no_limit = true };
+	struct scope_items		 l = { 0 };
+	struct store_scan		*sc = NULL;
+	struct filter			 f;
+	size_t				 i;
+	int				 rc = -1, more;
+
+	l.max = NEGSYNC_WINDOW_ITEMS + 1;
+	if (filter_window(&s->sf, s->lo, s->top, &f) == -1)
+		return -1;
+	if ((l.ts = calloc(l.max, sizeof(*l.ts))) == NULL ||
+	    (l.ids = calloc(l.max, 32)) == NULL ||
+	    (sc = store_scan_new(s->ns->st, &f, 1, &o)) == NULL)
+		goto out;
+	do
+		more = store_scan_step(sc, NEGSYNC_WINDOW_ITEMS, scope_item, &l);
+	while (more == 1 && l.n < l.max);
+	if (more == -1)
+		goto out;
+	s->w.until = (uint64_t)s->top;
+	if (l.n < l.max) {
+		s->w.since = s->lo > 0 ? (uint64_t)s->lo : 0;
+		s->last_window = true;
+	} else if (l.ts[l.max - 1] >= s->top)
+		goto out;			/* one second too dense */
+	else {
+		s->w.since = (uint64_t)l.ts[l.max - 1] + 1;
+		s->last_window = false;
+	}
+	neg_storage_free(&s->set);
+	neg_storage_init(&s->set, NEGSYNC_WINDOW_ITEMS);
+	for (i = 0; i < l.n; i++)
+		if (l.ts[i] >= (int64_t)s->w.since && l.ts[i] >= 0 &&
+		    neg_storage_add(&s->set, (uint64_t)l.ts[i], l.ids[i]) == -1)
+			goto out;
+	rc = 0;
+out:
+	store_scan_free(sc);
+	filter_free(&f);
+	free(l.ts);
+	free(l.ids);
+	return rc;
+}
+
+/*
+ * A scoped step's window is reconciled and fetched: its cursor moves
+ * below it (in ingest's batch, with the events), then the next window or
+ * the end.
+ */
+static void
+step_scope_next(struct nstep *s)
+{
+	int64_t	next = (int64_t)s->w.since - 1;
+
+	if (s->window != NULL && (ingest_tx(s->ns->ing) == -1 ||
+	    s->window(s->arg, next, s->win_came, s->win_new) == -1)) {
+		step_end(s, NEGSYNC_FAILED, "cannot record the window");
+		return;
+	}
+	s->win_came = s->win_new = 0;
+	if (s->last_window || next < 0 || (s->lo >= 0 && next < s->lo)) {
+		step_end(s, s->missing > 0 ? NEGSYNC_RECOVERING :
+		    NEGSYNC_COMPLETE, s->missing > 0 ? "ids under recovery" :
+		    NULL);
+		return;
+	}
+	s->top = next;
+	step_window(s);
+}
+
 /* Pick the window from w.since on: 0, or -1 (dense second, store error). */
 static int
 step_pick_window(struct nstep *s)
@@ -878,6 +1026,8 @@ step_pick_window(struct nstep *s)
 	struct ts_list	l = { NULL, 0 };
 	int		rc;
 
+	if (s->scoped)
+		return scope_pick(s);
 	if ((l.ts = calloc(NEGSYNC_WINDOW_ITEMS + 1, sizeof(*l.ts))) == NULL)
 		return -1;
 	if (store_events_author_items(s->ns->st, s->pk, (int64_t)s->w.since,
@@ -898,6 +1048,9 @@ step_pick_window(struct nstep *s)
 static int
 step_filter(const struct nstep *s, struct filter *f)
 {
+	if (s->scoped)
+		return filter_window(&s->sf, s->w.since > 0 || s->lo >= 0 ?
+		    (int64_t)s->w.since : -1, (int64_t)s->w.until, f);
 	filter_init(f);
 	if ((f->authors = malloc(32)) == NULL)
 		return -1;
@@ -922,11 +1075,14 @@ step_open(struct nstep *s)
 	struct filter	f;
 	int64_t		until = s->last_window ? -1 : (int64_t)s->w.until;
 
-	neg_storage_free(&s->set);
-	neg_storage_init(&s->set, NEGSYNC_WINDOW_ITEMS);
-	if (store_events_author_items(s->ns->st, s->pk, (int64_t)s->w.since,
-	    until, NEGSYNC_WINDOW_ITEMS, collect_item, &s->set) < 0)
-		return -1;
+	if (!s->scoped) {
+		neg_storage_free(&s->set);
+		neg_storage_init(&s->set, NEGSYNC_WINDOW_ITEMS);
+		if (store_events_author_items(s->ns->st, s->pk,
+		    (int64_t)s->w.since, until, NEGSYNC_WINDOW_ITEMS,
+		    collect_item, &s->set) < 0)
+			return -1;
+	}
 	neg_storage_seal(&s->set);
 	memset(&s->budget, 0, sizeof(s->budget));
 	s->budget.items = s->set.count;
@@ -977,7 +1133,7 @@ step_author(const struct negsync *ns, const uint8_t pk[32])
 	struct nstep	*s;
 
 	TAILQ_FOREACH(s, &ns->steps, entry)
-		if (!s->finished && memcmp(s->pk, pk, 32) == 0)
+		if (!s->finished && !s->scoped && memcmp(s->pk, pk, 32) == 0)
 			return s;
 	return NULL;
 }
@@ -1022,6 +1178,7 @@ negsync_start(struct negsync *ns, const uint8_t pk[32], const char *url,
 	snprintf(s->url, sizeof(s->url), "%s", url);
 	s->done = done;
 	s->arg = arg;
+	s->src = INGEST_BACKFILL;
 	s->batch = ++ns->next_batch;
 	buf_init(&s->out, NEGSYNC_FRAME_BYTES);
 	neg_storage_init(&s->set, NEGSYNC_WINDOW_ITEMS);
@@ -1031,6 +1188,65 @@ negsync_start(struct negsync *ns, const uint8_t pk[32], const char *url,
 	s->w.since = 0;
 	if (step_pick_window(s) == -1 || step_open(s) == -1) {
 		s->done = NULL;		/* not started: no callback */
+		step_end(s, NEGSYNC_FAILED, "cannot start");
+		return NULL;
+	}
+	step_arm(s);
+	return (struct negsync_step *)s;
+}
+
+bool
+negsync_can_start_scope(const struct negsync *ns, const char *url)
+{
+	return ns->nsteps < NEGSYNC_MAX_STEPS &&
+	    steps_on(ns, url) < NEGSYNC_STEPS_PER_RELAY;
+}
+
+struct negsync_step *
+negsync_start_scope(struct negsync *ns, const struct negsync_scope *sc,
+    const char *url, negsync_done_fn done, void *arg)
+{
+	struct nstep	*s;
+
+	if (!negsync_can_start_scope(ns, url) || sc->until < 0 ||
+	    (s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	filter_init(&s->sf);
+	if ((s->queue = calloc(NEGSYNC_QUEUE_IDS, 32)) == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->ns = ns;
+	s->scoped = true;
+	snprintf(s->pkhex, sizeof(s->pkhex), "%s", sc->label != NULL ?
+	    sc->label : "scope");
+	snprintf(s->url, sizeof(s->url), "%s", url);
+	s->done = done;
+	s->arg = arg;
+	s->window = sc->window;
+	s->src = sc->source;
+	s->lo = sc->since;
+	s->top = sc->until;
+	s->batch = ++ns->next_batch;
+	buf_init(&s->out, NEGSYNC_FRAME_BYTES);
+	neg_storage_init(&s->set, NEGSYNC_WINDOW_ITEMS);
+	TAILQ_INSERT_TAIL(&ns->steps, s, entry);
+	ns->nsteps++;
+	ns->stats.steps++;
+	if (filter_window(sc->f, -1, 0, &s->sf) == -1) {
+		s->done = NULL;
+		step_end(s, NEGSYNC_FAILED, "cannot start");
+		return NULL;
+	}
+	s->sf.has &= ~(unsigned)FILTER_HAS_UNTIL;
+	if (step_pick_window(s) == -1) {
+		s->done = NULL;
+		step_end(s, NEGSYNC_DENSE, "more events in one second than "
+		    "a session holds");
+		return NULL;
+	}
+	if (step_open(s) == -1) {
+		s->done = NULL;
 		step_end(s, NEGSYNC_FAILED, "cannot start");
 		return NULL;
 	}

@@ -118,6 +118,43 @@ bool		 negsync_can_start(const struct negsync *, const uint8_t pk[32],
  */
 struct negsync_step *negsync_start(struct negsync *, const uint8_t pk[32],
 		    const char *url, negsync_done_fn done, void *arg);
+/*
+ * A scoped step reconciles one filter (a job batch's: its authors or
+ * ids, kinds, tags) instead of an author, window by window from until
+ * down to since (< 0: none), each window at most NEGSYNC_WINDOW_ITEMS of
+ * the box's own items of the filter, whole seconds. When a window is
+ * reconciled and every id it named came or is under recovery, window(arg,
+ * next_until, came, fresh) runs inside ingest's open batch (so what it
+ * records commits with the window's events): the window's lowest second
+ * less one, the ids that came and of them the new ones. It returns 0, or
+ * -1 (the step ends failed). Scoped steps share the session slots
+ * (NEGSYNC_MAX_STEPS, NEGSYNC_STEPS_PER_RELAY) but hold no author.
+ */
+typedef int	(*negsync_window_fn)(void *arg, int64_t next_until,
+		    int64_t came, int64_t fresh);
+
+struct filter;
+
+struct negsync_scope {
+	const struct filter	*f;	/* copied; its since, until, limit unused */
+	int64_t			 since;	/* lowest second, or -1 */
+	int64_t			 until;	/* highest second, >= 0 */
+	int			 source;	/* enum ingest_source of fetches */
+	negsync_window_fn	 window;
+	const char		*label;	/* for the log, or NULL */
+};
+
+/* Whether a scoped step may start on url now (a session slot is free). */
+bool		 negsync_can_start_scope(const struct negsync *,
+		    const char *url);
+/*
+ * Start a scoped step; as negsync_start (NULL when it cannot start: no
+ * slot, the newest second holds more than a session may, a store or
+ * memory failure).
+ */
+struct negsync_step *negsync_start_scope(struct negsync *,
+		    const struct negsync_scope *, const char *url,
+		    negsync_done_fn done, void *arg);
 /* Stop a step without calling its done. */
 void		 negsync_cancel(struct negsync_step *);
 

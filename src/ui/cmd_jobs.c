@@ -253,6 +253,10 @@ plan_json(const struct job_spec *spec, const struct jobs_plan *p, bool dry)
 				    p->relays[i].url);
 				cJSON_AddNumberToObject(r, "batches",
 				    (double)p->relays[i].batches);
+				cJSON_AddStringToObject(r, "way",
+				    p->relays[i].way);
+				cJSON_AddStringToObject(r, "way_why",
+				    p->relays[i].way_why);
 				cJSON_AddItemToArray(l, r);
 			}
 	cJSON_AddNumberToObject(o, "requests", (double)p->requests);

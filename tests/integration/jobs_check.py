@@ -22,6 +22,9 @@ the batch's relay. Loopback only.
           stored, every unfinished one everything newer than its cursor;
           with --state FILE, a batch finished before keeps its pages and
           counters (never done twice) and the file is updated.
+With --match-relays a,b the named relays reconcile (NIP-77): their
+batches are judged against the match truth (every event they hold), not
+the pageable one, and must end complete.
 Prints "ok - ..." / "FAIL - ..." lines (crash: one JSON line); exit 1 on
 any failure.
 """
@@ -171,8 +174,9 @@ def judge(args):
         for b in batches:
             name = w.url2name.get(b["relay"], b["relay"])
             f = batch_filter(job, b, items)
-            p = truth(w.http, "pageable", f, name, args.page_limit)
             m = truth(w.http, "match", f, name, args.page_limit)
+            p = m if name in args.match_relays else \
+                truth(w.http, "pageable", f, name, args.page_limit)
             want |= p
             allowed |= m
             statuses.add(b["status"])
@@ -236,7 +240,8 @@ def crash(args):
                 if b["until_cursor"] is None:
                     continue
                 f = batch_filter(job, b, items, since_floor=b["until_cursor"] + 1)
-            miss = truth(w.http, "pageable", f, name, args.page_limit) - set(stored)
+            mode = "match" if name in args.match_relays else "pageable"
+            miss = truth(w.http, mode, f, name, args.page_limit) - set(stored)
             if miss:
                 bad.append(f"job {jid} batch {b['batch_index']} on {name} "
                            f"({b['status']}, cursor {b['until_cursor']}): "
@@ -270,7 +275,9 @@ def main():
     ap.add_argument("--relays", default="")
     ap.add_argument("--batch-size", type=int, default=100)
     ap.add_argument("--state")
+    ap.add_argument("--match-relays", default="")
     args = ap.parse_args()
+    args.match_relays = set(r for r in args.match_relays.split(",") if r)
     return judge(args) if args.mode == "judge" else crash(args)
 
 
