@@ -81,7 +81,7 @@ struct store_job {
 };
 
 /* One batch row. */
-/* Which way a batch goes on its relay (012_job_way.sql). */
+/* Which way a batch goes on its relay (013_job_way.sql). */
 enum store_job_way {
 	STORE_JOB_WAY_UNDECIDED = 0,
 	STORE_JOB_WAY_NIP77,		/* reconciled window by window */

@@ -1,4 +1,4 @@
--- 012_job_way.sql — which way a job batch goes on its relay.
+-- 013_job_way.sql — which way a job batch goes on its relay.
 --
 -- A batch on a relay that speaks NIP-77 is reconciled window by window,
 -- from the run's until down to its since, instead of paged; a relay that
