@@ -47,6 +47,7 @@ struct store {
 	sqlite3			*db;
 	char			 path[STORE_MAX_PATH];
 	int			 depth;		/* transaction nesting */
+	bool			 reading;	/* a read section is open (depth 0) */
 	/* event_totals changes not yet written, per transaction level */
 	int64_t			 tot_count[STORE_MAX_TX_DEPTH];
 	int64_t			 tot_bytes[STORE_MAX_TX_DEPTH];
@@ -761,6 +762,10 @@ store_begin(struct store *st)
 		    STORE_MAX_TX_DEPTH);
 		return -1;
 	}
+	if (st->reading) {
+		log_warnx("store: a write inside a read section");
+		return -1;
+	}
 	if (st->depth == 0)
 		snprintf(sql, sizeof(sql), "BEGIN IMMEDIATE");
 	else
@@ -770,6 +775,27 @@ store_begin(struct store *st)
 	st->tot_count[st->depth] = st->tot_bytes[st->depth] = 0;
 	st->depth++;
 	return 0;
+}
+
+bool
+store_read_begin(struct store *st)
+{
+	if (st->depth > 0 || st->reading || !sqlite3_get_autocommit(st->db))
+		return false;
+	if (store_exec(st, "BEGIN") == -1)
+		return false;
+	st->reading = true;
+	return true;
+}
+
+void
+store_read_end(struct store *st, bool opened)
+{
+	if (!opened || !st->reading)
+		return;
+	st->reading = false;
+	if (store_exec(st, "COMMIT") == -1 && !sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 /*

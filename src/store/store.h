@@ -97,6 +97,19 @@ int		 store_rollback(struct store *);
 int		 store_tx_depth(const struct store *);
 
 /*
+ * A read section: the reads until store_read_end share one read
+ * transaction (one snapshot, one WAL lock) instead of each statement
+ * opening its own. Opened only outside any transaction (inside one the
+ * reads share it already): true when this call opened it, and
+ * store_read_end then ends it (pass what begin returned). Nothing may
+ * write or begin a transaction inside it (store_begin refuses), and it
+ * never outlives the turn of the loop that opened it, so a checkpoint
+ * is never held back by it.
+ */
+bool		 store_read_begin(struct store *);
+void		 store_read_end(struct store *, bool opened);
+
+/*
  * Run sql (one or more statements, no rows expected) outside the statement
  * cache, for rare maintenance. 0, or -1 (logged).
  */
