@@ -18,6 +18,7 @@
 struct loop;
 struct config;
 struct store;
+struct store_ckpt;
 struct ctlsock;
 struct uplink;
 struct dns;
@@ -57,6 +58,7 @@ struct app {
 	struct dns		*dns;
 	struct pool		*pool;		/* every upstream relay */
 	struct ingest		*ingest;	/* every event into the store */
+	struct store_ckpt	*ckpt;		/* WAL checkpoints off the commits */
 	struct relays_obs	*relays_obs;	/* the relays table, from pools */
 	struct follow		*follow;	/* planners: follow graph, */
 	struct live		*live;		/* live stream, */

@@ -30,6 +30,7 @@
 #include "nostr/nip19.h"
 #include "relay/pool.h"
 #include "serve/serve.h"
+#include "store/checkpoint.h"
 #include "store/config_store.h"
 #include "store/store.h"
 #include "sync/backup.h"
@@ -430,6 +431,9 @@ start_sync(struct app *app)
 		fprintf(stderr, "cacheboxd: cannot start ingest\n");
 		return -1;
 	}
+	/* Without it SQLite checkpoints inside the commits, as before. */
+	if ((app->ckpt = store_ckpt_new(app->loop, app->store, 0)) == NULL)
+		log_warnx("store: checkpoints stay inside the commits");
 	o.conf.dns = app->dns;
 	o.conf.ca_file = config_get(app->cfg, "tls.ca_file");
 	o.conf.key = &app->key;
@@ -582,6 +586,7 @@ stop_parts(struct app *app)
 	pool_free(app->pool);
 	relays_obs_free(app->relays_obs);
 	ingest_free(app->ingest);
+	store_ckpt_free(app->ckpt);
 	dns_free(app->dns);
 	store_close(app->store);
 	loop_free(app->loop);

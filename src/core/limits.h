@@ -72,6 +72,7 @@
  * after a power cut.
  */
 #define STORE_WAL_CHECKPOINT_PAGES	16000		/* WAL pages past which a commit checkpoints (wal_autocheckpoint) */
+#define STORE_CKPT_SETTLE_MS		300		/* between the steps of the daemon's checkpoint (store/checkpoint.h): the copied pages are written out meanwhile, ms */
 #define STORE_PAGE_BYTES		4096		/* page size of a new database (an existing one keeps its own), bytes */
 #define STORE_MAX_PATH			4096		/* bytes of DIR/cachebox.db */
 #define STORE_MAX_TX_DEPTH		16		/* nested transaction levels (savepoints) */

@@ -1,0 +1,295 @@
+/*
+ * checkpoint.c — the WAL checkpoint in three steps (checkpoint.h). It owns
+ * the snapshot connection, the checkpointing connection and the step;
+ * what a checkpoint copies, and when the WAL restarts, stay SQLite's.
+ */
+#define _GNU_SOURCE	/* sync_file_range */
+
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "core/limits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "store/checkpoint.h"
+#include "store/store.h"
+#include "store/store_sql.h"
+
+enum ckpt_phase {
+	CKPT_IDLE,	/* waiting for the WAL to reach the limit */
+	CKPT_SEATED,	/* step 1 done: the snapshot holds the WAL's end */
+	CKPT_COPIED,	/* step 2 done: the rest and the sync are due */
+};
+
+struct store_ckpt {
+	struct loop		*loop;
+	struct store		*st;
+	sqlite3			*snap;		/* holds the snapshot of step 1 */
+	sqlite3			*ck;		/* runs the checkpoints */
+	int			 pages;
+	int			 frames;	/* WAL frames at the last commit */
+	int			 mark;		/* frames at the snapshot */
+	bool			 committed;	/* since the last hook */
+	enum ckpt_phase		 phase;
+	uint64_t		 since_ms;	/* the phase's start */
+	int			 wal_fd, db_fd;	/* -1: not found */
+	bool			 db_out;	/* step 2's pages asked out */
+	struct store_ckpt_stats	 stats;
+	struct log_rl		 rl;
+};
+
+/*
+ * The descriptor behind one of a connection's files, when SQLite's unix
+ * VFS keeps it where store.c's read-ahead advice finds it and it is the
+ * file at path (else -1: nothing is asked of the kernel early).
+ */
+static int
+file_fd(sqlite3 *db, int op, const char *path)
+{
+	struct unix_file_head {
+		const void	*methods, *vfs, *inode;
+		int		 fd;
+	}		*head;
+	sqlite3_file	*f = NULL;
+	sqlite3_vfs	*vfs = sqlite3_vfs_find(NULL);
+	struct stat	 a, b;
+
+	if (vfs == NULL || strcmp(vfs->zName, "unix") != 0 ||
+	    sqlite3_file_control(db, "main", op, &f) != SQLITE_OK ||
+	    f == NULL || f->pMethods == NULL)
+		return -1;
+	head = (struct unix_file_head *)(void *)f;
+	if (head->fd < 0 || fstat(head->fd, &a) == -1 || stat(path, &b) == -1 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -1;
+	return head->fd;
+}
+
+/* Start writing fd's dirty pages out; never waits for them. */
+static void
+write_out(int fd)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (fd >= 0)
+		(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd;
+#endif
+}
+
+/* After every commit of the store's connection (SQLite's WAL hook). */
+static int
+ckpt_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct store_ckpt	*ck = arg;
+	char			 wal[STORE_MAX_PATH + 8];
+
+	(void)name;
+	ck->frames = frames;
+	ck->committed = true;
+	if (ck->wal_fd == -1) {
+		snprintf(wal, sizeof(wal), "%s-wal", store_path(ck->st));
+		ck->wal_fd = file_fd(db, SQLITE_FCNTL_JOURNAL_POINTER, wal);
+		if (ck->wal_fd == -1)
+			ck->wal_fd = -2;	/* not found: do not look again */
+	}
+	write_out(ck->wal_fd);
+	return SQLITE_OK;
+}
+
+static void
+ckpt_hook(struct loop *loop, void *arg)
+{
+	struct store_ckpt	*ck = arg;
+
+	if (ck->committed) {
+		ck->committed = false;	/* that turn had its commit */
+		return;
+	}
+	store_ckpt_step(ck, loop_now_ms(loop));
+}
+
+static sqlite3 *
+ckpt_open(const char *path, int flags)
+{
+	sqlite3	*db = NULL;
+
+	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		log_warnx("store: checkpoint connection to %s: %s", path,
+		    db != NULL ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	/* Only the store's own connection checkpoints at its close. */
+	sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	/* A first read: a connection knows the WAL only once it has read. */
+	if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", NULL, NULL,
+	    NULL) != SQLITE_OK) {
+		log_warnx("store: checkpoint connection to %s: %s", path,
+		    sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+struct store_ckpt *
+store_ckpt_new(struct loop *loop, struct store *st, int pages)
+{
+	struct store_ckpt	*ck;
+	const char		*path = store_path(st);
+
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
+		return NULL;
+	ck->loop = loop;
+	ck->st = st;
+	ck->pages = pages > 0 ? pages : STORE_WAL_CHECKPOINT_PAGES;
+	ck->wal_fd = -1;
+	ck->snap = ckpt_open(path, SQLITE_OPEN_READONLY);
+	ck->ck = ckpt_open(path, SQLITE_OPEN_READWRITE);
+	if (ck->snap == NULL || ck->ck == NULL ||
+	    (loop != NULL && loop_hook_add(loop, ckpt_hook, ck) == -1)) {
+		sqlite3_close(ck->snap);
+		sqlite3_close(ck->ck);
+		free(ck);
+		return NULL;
+	}
+	ck->db_fd = file_fd(ck->ck, SQLITE_FCNTL_FILE_POINTER, path);
+	/* Replaces the automatic checkpoint (itself a WAL hook). */
+	sqlite3_wal_hook(store_db(st), ckpt_wal_hook, ck);
+	return ck;
+}
+
+void
+store_ckpt_free(struct store_ckpt *ck)
+{
+	if (ck == NULL)
+		return;
+	if (ck->loop != NULL)
+		loop_hook_del(ck->loop, ckpt_hook, ck);
+	sqlite3_wal_autocheckpoint(store_db(ck->st), STORE_WAL_CHECKPOINT_PAGES);
+	if (ck->phase == CKPT_SEATED)
+		sqlite3_exec(ck->snap, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(ck->snap);
+	sqlite3_close(ck->ck);
+	free(ck);
+}
+
+/* A passive checkpoint; the frames it left in the WAL not copied, or -1. */
+static int
+ckpt_run(struct store_ckpt *ck)
+{
+	int	log = 0, done = 0, rc;
+
+	rc = sqlite3_wal_checkpoint_v2(ck->ck, "main",
+	    SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+	if ((rc != SQLITE_OK && rc != SQLITE_BUSY) || log < 0) {
+		ck->stats.failures++;
+		log_rl(&ck->rl, LOG_LEVEL_WARN, "store: checkpoint: %s",
+		    sqlite3_errmsg(ck->ck));
+		return -1;
+	}
+	ck->stats.copied = done;
+	ck->stats.left = log > done ? log - done : 0;
+	return ck->stats.left;
+}
+
+/* Step 1: a snapshot at the WAL's end. */
+static void
+ckpt_seat(struct store_ckpt *ck, uint64_t now_ms)
+{
+	if (sqlite3_exec(ck->snap, "BEGIN; SELECT count(*) FROM sqlite_schema",
+	    NULL, NULL, NULL) != SQLITE_OK) {
+		sqlite3_exec(ck->snap, "ROLLBACK", NULL, NULL, NULL);
+		ck->stats.failures++;
+		ck->since_ms = now_ms;	/* step 3 alone, after the settle */
+		ck->db_out = true;
+		ck->phase = CKPT_COPIED;
+		return;
+	}
+	ck->mark = ck->frames;
+	ck->since_ms = now_ms;
+	ck->phase = CKPT_SEATED;
+}
+
+/* Step 3: the rest and the database's sync. */
+static void
+ckpt_complete(struct store_ckpt *ck)
+{
+	int	left = ckpt_run(ck);
+
+	ck->phase = CKPT_IDLE;
+	if (left == 0) {
+		ck->stats.completions++;
+		ck->frames = 0;		/* the next commit restarts the WAL */
+	}
+}
+
+void
+store_ckpt_step(struct store_ckpt *ck, uint64_t now_ms)
+{
+	if (store_damaged(ck->st))
+		return;		/* a checkpoint writes into the file */
+	switch (ck->phase) {
+	case CKPT_IDLE:
+		if (ck->frames >= ck->pages && now_ms - ck->since_ms >=
+		    STORE_CKPT_SETTLE_MS)
+			ckpt_seat(ck, now_ms);
+		break;
+	case CKPT_SEATED:
+		if (ck->frames <= ck->mark) {
+			/* Nothing written since: the whole WAL at once. */
+			if (now_ms - ck->since_ms < STORE_CKPT_SETTLE_MS)
+				break;
+			sqlite3_exec(ck->snap, "COMMIT", NULL, NULL, NULL);
+			ck->since_ms = now_ms;
+			ckpt_complete(ck);
+			break;
+		}
+		/* Step 2: up to the snapshot, no database sync. */
+		(void)ckpt_run(ck);
+		sqlite3_exec(ck->snap, "COMMIT", NULL, NULL, NULL);
+		ck->db_out = false;
+		ck->stats.copies++;
+		ck->since_ms = now_ms;
+		ck->phase = CKPT_COPIED;
+		break;
+	case CKPT_COPIED:
+		if (!ck->db_out) {
+			/* A turn of its own: queueing the writes takes a while. */
+			write_out(ck->db_fd);
+			ck->db_out = true;
+			break;
+		}
+		if (now_ms - ck->since_ms < STORE_CKPT_SETTLE_MS)
+			break;
+		ck->since_ms = now_ms;
+		ckpt_complete(ck);
+		break;
+	}
+}
+
+int
+store_ckpt_frames(const struct store_ckpt *ck)
+{
+	return ck->frames;
+}
+
+int
+store_ckpt_phase(const struct store_ckpt *ck)
+{
+	return (int)ck->phase;
+}
+
+const struct store_ckpt_stats *
+store_ckpt_stats(const struct store_ckpt *ck)
+{
+	return &ck->stats;
+}
