@@ -226,9 +226,11 @@ i = json.load(open(sys.argv[1]))["ingest"]
 print(f"    sig_checks {i['sig_checks']}, stored {i['stored']}, invalid {i['invalid']}, unrequested {i['unrequested']}")
 sys.exit(0 if i["sig_checks"] <= i["stored"] + i["invalid"] else 1)
 PY
-curl -sf "$B/metrics" | grep -Eq "^cachebox_relay_unrequested_total\{url=\"$URL_unreq\"[^}]*\} [1-9]" &&
-    ok "unreq: /metrics exports cachebox_relay_unrequested_total" ||
-    fail "unreq: /metrics exports cachebox_relay_unrequested_total"
+# Saved first: grep -q stops reading at its match, and under pipefail
+# curl's write error into the closed pipe would fail the check.
+curl -sf "$B/metrics" >"$T/metrics"
+check "unreq: /metrics exports cachebox_relay_unrequested_total" \
+    grep -Eq "^cachebox_relay_unrequested_total\{url=\"$URL_unreq\"[^}]*\} [1-9]" "$T/metrics"
 check "flood: nothing of good1 lost" nothing_lost
 stop_box flood
 

@@ -108,7 +108,7 @@ check "the stored events are queued for it" wait_for 60 queued
 post config/set '{"key":"uplink.url","value":""}' >/dev/null
 got=$(get /api/uplink/status | field uplink.url)
 check "right after clearing, the uplink status names none ('$got')" test -z "$got"
-metrics_idle() { get /metrics | grep -qx 'cachebox_idle 1'; }
+metrics_idle() { get /metrics | grep -x 'cachebox_idle 1' >/dev/null; }
 check "idle with events left queued and no uplink" wait_for 120 metrics_idle
 get /metrics >"$T/metrics"
 pending=$(sed -n 's/^cachebox_inbox_pending //p' "$T/metrics")
