@@ -17,12 +17,14 @@
 #include "core/config.h"
 #include "core/limits.h"
 #include "core/log.h"
+#include "net/boxnames.h"
 #include "net/url.h"
 #include "nostr/nip19.h"
 #include "relay/pool.h"
 #include "store/cursors.h"
 #include "store/events.h"
 #include "store/store.h"
+#include "store/withdrawn.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/ingest.h"
@@ -41,6 +43,19 @@ app_config_lend_checks(void)
 	config_lend_check(CFG_URLS, url_check_relay);
 	config_lend_check(CFG_KEYS, nip19_pubkey_check);
 	config_lend_check(CFG_UPLINK, uplink_url_check);
+}
+
+/* A kind 62's relay tag names this box (the store's relay judge). */
+static bool
+judge_ours(void *arg, const char *url)
+{
+	return boxnames_relay_url_ok(arg, url);
+}
+
+void
+app_store_lend(struct app *app)
+{
+	store_set_relay_judge(app->store, judge_ours, app->cfg);
 }
 
 /* ---- status sections --------------------------------------------------- */

@@ -31,6 +31,7 @@ struct drain;
 struct negsync;
 struct jobs;
 struct retention;
+struct sweep;
 struct http;
 struct serve;
 struct backup;
@@ -66,6 +67,7 @@ struct app {
 	struct negsync		*negsync;	/* NIP-77 sync and recovery */
 	struct jobs		*jobs;		/* custom backfill jobs */
 	struct retention	*retention;	/* store.max_bytes enforced */
+	struct sweep		*sweep;		/* expiry, vanish purges, conversion */
 	struct http		*http;		/* status page, API, /metrics */
 	struct serve		*serve;		/* the box as a relay (relay.listen) */
 	struct backup		*backup;	/* cacheboxctl backup, on the loop */
@@ -115,6 +117,11 @@ void	app_config_changed(struct app *, const char *key);
  * read: first thing in main.
  */
 void	app_config_lend_checks(void);
+/*
+ * Lend the store what only the app knows: whether a relay URL (a kind
+ * 62's relay tag) names this box (net/boxnames.c, from the configuration).
+ */
+void	app_store_lend(struct app *);
 /* Give ingest its limits from the configuration (event size, queueing). */
 void	app_ingest_configure(struct app *);
 /* The uplink's target changed (uplink_opts.target_changed; arg: the app). */

@@ -43,6 +43,7 @@
 #include "sync/negsync.h"
 #include "sync/relays_obs.h"
 #include "sync/retention.h"
+#include "sync/sweep.h"
 #include "ui/cmd_data.h"
 #include "ui/commands.h"
 #include "ui/console.h"
@@ -425,6 +426,7 @@ start_sync(struct app *app)
 		    config_get(app->cfg, "dns.servers"));
 		return -1;
 	}
+	app_store_lend(app);
 	if ((app->ingest = ingest_new(app->loop, app->store)) == NULL ||
 	    (app->relays_obs = relays_obs_new(app->store,
 	    app->ingest)) == NULL) {
@@ -456,12 +458,13 @@ start_sync(struct app *app)
 	app->live = live_new(&cx);
 	app->retention = retention_new(app->loop, app->store, app->ingest,
 	    app->cfg);
+	app->sweep = sweep_new(app->loop, app->store, app->ingest);
 	app->jobs = jobs_new(&cx);
 	/* After ingest: its hook steps once ingest's has committed. */
 	app->backup = backup_new(app->loop, app->store);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
 	    app->negsync == NULL || app->jobs == NULL || app->backup == NULL ||
-	    app->retention == NULL ||
+	    app->retention == NULL || app->sweep == NULL ||
 	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
 	    follow_listen(app->follow, live_sync, app->live) == -1) {
 		fprintf(stderr, "cacheboxd: out of memory\n");
@@ -580,6 +583,7 @@ stop_parts(struct app *app)
 	jobs_free(app->jobs);
 	drain_free(app->drain);
 	negsync_free(app->negsync);
+	sweep_free(app->sweep);
 	retention_free(app->retention);
 	backup_free(app->backup);
 	follow_free(app->follow);

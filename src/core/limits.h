@@ -215,6 +215,9 @@
 #define STORE_EVICT_CHUNK_ROWS		500		/* rows one retention step deletes */
 #define STORE_AUTHOR_RELAYS_MAX		32		/* relays kept from one NIP-65 list */
 #define STORE_CURSOR_REASON_MAX		200		/* bytes of an incomplete cursor's reason */
+#define STORE_WITHDRAWN_MAX		100000		/* tombstones of withdrawn event ids kept (about 100 bytes each on disk), the oldest dropped past it */
+#define ROOTS_HISTORY_KEEP		20		/* superseded versions of a root's kind 0, 3 or 10002 kept aside, per kind */
+#define RULES_MAX_RECIPIENTS		16		/* "p" tags of a gift wrap (kind 1059) the rules read */
 
 /* Retention: store.max_bytes enforced on the loop (src/sync/retention.c). */
 #define RETENTION_CHECK_MS		5000		/* the event bytes are compared with store.max_bytes every, ms */
@@ -223,6 +226,12 @@
 #define RETENTION_LOW_WATER_PCT		98		/* once over budget, evict down to this share of store.max_bytes, percent */
 #define RETENTION_PROTECTED_RETRY_MS	(5 * 60 * 1000)	/* over budget with only protected events: look again after, ms */
 #define RETENTION_LOG_QUIET_MS		60000		/* eviction start/stop lines at info at most once per, ms (debug between) */
+#define SWEEP_STEP_ROWS			500		/* events one step of the rules' sweep removes or converts */
+#define SWEEP_GAP_MS			20		/* pause between two sweep steps while work is left, ms */
+#define SWEEP_IDLE_MS			30000		/* the sweep looks for new work (a purge, a conversion) every, ms */
+#define SWEEP_BUSY_MS			100		/* retry after finding a transaction open that is not ingest's, ms */
+#define SWEEP_RETRY_MS			5000		/* retry after a failed sweep step, ms */
+#define SWEEP_EXPIRE_MAX_WAIT_MS	60000		/* the expiry timer looks again at least every (the wall clock may jump), ms */
 
 /* Uplink and its inbox (src/uplink, src/store/inbox.c). */
 #define UPLINK_TICK_MS			200		/* how often an idle uplink looks at the inbox, ms */

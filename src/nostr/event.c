@@ -7,6 +7,7 @@
  * NIP-01 (it writes \u00XX for some bytes NIP-01 keeps verbatim), and the
  * id is a hash of exact bytes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -514,5 +515,62 @@ event_replace_key(const struct event *ev, struct event_rkey *rk)
 	rk->kind = ev->kind;
 	rk->d = cls == EVENT_CLASS_ADDRESSABLE ? event_d_tag(ev) : "";
 	rk->dlen = strlen(rk->d);
+	return 0;
+}
+
+const char *
+event_tag_first(const cJSON *tags, const char *name)
+{
+	const cJSON	*t, *k, *v;
+
+	if (!cJSON_IsArray(tags))
+		return NULL;
+	cJSON_ArrayForEach(t, tags) {
+		if ((k = t->child) == NULL || !cJSON_IsString(k) ||
+		    strcmp(k->valuestring, name) != 0)
+			continue;
+		if ((v = k->next) == NULL || !cJSON_IsString(v))
+			return NULL;
+		return v->valuestring;
+	}
+	return NULL;
+}
+
+int
+event_expiration(const cJSON *tags, int64_t *at)
+{
+	const char	*v = event_tag_first(tags, "expiration");
+	char		*end;
+	long long	 t;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	t = strtoll(v, &end, 10);
+	if (*end != '\0' || errno != 0)
+		return 0;
+	*at = t;
+	return 1;
+}
+
+int
+event_addr_parse(const char *addr, uint32_t *kind, uint8_t pubkey[32],
+    const char **d, size_t *dlen)
+{
+	const char	*p = addr;
+	unsigned long	 k = 0;
+	int		 digits = 0;
+
+	for (; *p >= '0' && *p <= '9' && digits < 6; p++, digits++)
+		k = k * 10 + (unsigned long)(*p - '0');
+	if (digits == 0 || *p != ':' || k > 65535)
+		return -1;
+	p++;
+	if (strlen(p) < 65 || p[64] != ':' || hex_decode(p, 64, pubkey, 32) ==
+	    -1)
+		return -1;
+	*kind = (uint32_t)k;
+	*d = p + 65;
+	*dlen = strlen(*d);
 	return 0;
 }

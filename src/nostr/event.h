@@ -187,6 +187,25 @@ enum event_class event_kind_class(uint32_t kind);
 int	event_replace_key(const struct event *, struct event_rkey *rk);
 
 /*
+ * The first value of the first tag named name in tags (an event's "tags"
+ * array), or NULL when there is none or it has no string value. Borrowed
+ * from tags.
+ */
+const char *event_tag_first(const cJSON *tags, const char *name);
+/*
+ * NIP-40: the time of the event's "expiration" tag into *at. 1 when it has
+ * one that is a whole number of seconds, 0 when not.
+ */
+int	event_expiration(const cJSON *tags, int64_t *at);
+/*
+ * A NIP-01 address "kind:pubkey:d" (an "a" tag's value) into *kind,
+ * pubkey and d (the rest after the second colon, borrowed from addr, not
+ * NUL-terminated: *dlen bytes). 0, or -1 when it is not one.
+ */
+int	event_addr_parse(const char *addr, uint32_t *kind, uint8_t pubkey[32],
+	    const char **d, size_t *dlen);
+
+/*
  * Check that t is an array of at most EVENT_MAX_TAGS arrays of at most
  * EVENT_MAX_TAG_ITEMS strings each. The count in *ntags when not NULL.
  * 0, or -1.

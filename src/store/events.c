@@ -45,53 +45,8 @@ events_enqueue(struct store *st, const uint8_t id[32], int64_t now_s)
 
 static int	evict_tags(struct store *, const uint8_t [32]);
 
-/* The first value of the first tag named name in tags, or NULL. */
-static const char *
-events_tag_first(const cJSON *tags, const char *name)
-{
-	const cJSON	*t, *k, *v;
-
-	if (!cJSON_IsArray(tags))
-		return NULL;
-	cJSON_ArrayForEach(t, tags) {
-		if ((k = t->child) == NULL || !cJSON_IsString(k) ||
-		    strcmp(k->valuestring, name) != 0)
-			continue;
-		if ((v = k->next) == NULL || !cJSON_IsString(v))
-			return NULL;
-		return v->valuestring;
-	}
-	return NULL;
-}
-
-/*
- * NIP-40: whether the event whose tags are tags has expired at now_s (an
- * "expiration" tag naming a time at or before it).
- */
-static bool
-events_expired(const cJSON *tags, int64_t now_s)
-{
-	const char	*v;
-	char		*end;
-	long long	 at;
-
-	if ((v = events_tag_first(tags, "expiration")) == NULL || *v == '\0')
-		return false;
-	at = strtoll(v, &end, 10);
-	return *end == '\0' && at <= now_s;
-}
-
-/* Whether version a (time, id) replaces version b under NIP-01. */
-static bool
-events_version_newer(int64_t a_at, const uint8_t *a_id, int64_t b_at,
-    const uint8_t *b_id)
-{
-	return a_at > b_at || (a_at == b_at && memcmp(a_id, b_id, 32) < 0);
-}
-
-/* Remove the stored event id, its tag index rows and its inbox row. */
-static int
-events_remove(struct store *st, const uint8_t id[32])
+int
+store_event_remove(struct store *st, const uint8_t id[32])
 {
 	static const char *const sql[] = {
 		"DELETE FROM inbox WHERE event_id = ?1",
@@ -113,126 +68,25 @@ events_remove(struct store *st, const uint8_t id[32])
 		if (store_step_done(st, stmt, "events remove") == -1)
 			return -1;
 	}
-	return 0;
+	if (sqlite3_changes(store_db(st)) == 0)
+		return 0;
+	store_removed(st, id);
+	return 1;
 }
 
-/*
- * The end of a version a newer one of its key replaced, at now_s. Every
- * superseded row leaves through here. 0 or -1.
- */
-static int
-events_superseded(struct store *st, const uint8_t id[32], int64_t now_s)
-{
-	(void)now_s;
-	return events_remove(st, id);
-}
-
-/*
- * Replaceable (0, 3, 10000-19999) and addressable (30000-39999) kinds keep
- * one version per (pubkey, kind) or (pubkey, kind, d): the newest, on equal
- * created_at the lowest id (NIP-01). 1 when row is to be stored (any older
- * version held is removed here, *removed counting them:
- * store_events_supersede is the one place a superseded row leaves, through
- * events_superseded), 0 when the store holds a version that replaces row,
- * 2 when it holds row itself (row is not stored either way), -1 on error.
- */
-static int
-store_events_supersede(struct store *st, const struct store_event_row *row,
-    int *removed)
+int
+store_event_row_insert(struct store *st, const struct store_event_row *row,
+    int64_t expires_at, bool enqueue)
 {
 	sqlite3_stmt	*stmt;
-	cJSON		*obj;
-	const char	*d = NULL, *od;
-	uint8_t		(*old)[32] = NULL, (*grown)[32];
-	size_t		 nold = 0, cap = 0, i;
-	bool		 addressable, same, beaten = false, held = false;
-	int		 rc, ret = 1;
+	int		 rc;
 
-	addressable = row->kind >= 30000 && row->kind < 40000;
-	if (addressable && (d = events_tag_first(row->tags, "d")) == NULL)
-		d = "";
-	stmt = store_stmt(st, "SELECT id, created_at, json FROM events "
-	    "WHERE pubkey = ?1 AND kind = ?2 AND (kind = 0 OR kind = 3 OR "
-	    "(kind >= 10000 AND kind < 20000) OR (kind >= 30000 AND "
-	    "kind < 40000))");
-	if (stmt == NULL)
+	if (row->json_len > INT_MAX)
 		return -1;
-	if (sqlite3_bind_blob(stmt, 1, row->pubkey, 32, SQLITE_STATIC) !=
-	    SQLITE_OK || sqlite3_bind_int64(stmt, 2, row->kind) != SQLITE_OK) {
-		store_bind_fail(st, stmt, "events supersede");
-		return -1;
-	}
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && !beaten) {
-		const uint8_t	*oid = sqlite3_column_blob(stmt, 0);
-		int64_t		 oat = sqlite3_column_int64(stmt, 1);
-
-		if (oid == NULL || sqlite3_column_bytes(stmt, 0) != 32)
-			continue;
-		if (addressable) {
-			obj = cJSON_ParseWithLength((const char *)
-			    sqlite3_column_text(stmt, 2),
-			    (size_t)sqlite3_column_bytes(stmt, 2));
-			od = obj == NULL ? NULL : events_tag_first(
-			    cJSON_GetObjectItemCaseSensitive(obj, "tags"), "d");
-			same = strcmp(od == NULL ? "" : od, d) == 0;
-			cJSON_Delete(obj);
-			if (!same)
-				continue;
-		}
-		if (memcmp(oid, row->id, 32) == 0 || !events_version_newer(
-		    row->created_at, row->id, oat, oid)) {
-			held = memcmp(oid, row->id, 32) == 0;
-			beaten = true;
-			break;
-		}
-		if (nold == cap) {
-			cap = cap == 0 ? 4 : cap * 2;
-			if ((grown = realloc(old, cap * sizeof(*old))) == NULL) {
-				log_warn("store: events supersede");
-				ret = -1;
-				break;
-			}
-			old = grown;
-		}
-		memcpy(old[nold++], oid, 32);
-	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		log_warnx("store: events supersede: %s",
-		    sqlite3_errmsg(store_db(st)));
-		ret = -1;
-	}
-	store_stmt_done(stmt);
-	if (ret == 1 && beaten)
-		ret = held ? 2 : 0;
-	for (i = 0; ret == 1 && i < nold; i++) {
-		if (events_superseded(st, old[i], row->received_at) == -1)
-			ret = -1;
-		else
-			(*removed)++;
-	}
-	free(old);
-	return ret;
-}
-
-/* Insert row (no transaction handling). An enum store_insert. */
-static int
-events_insert(struct store *st, const struct store_event_row *row,
-    bool enqueue)
-{
-	sqlite3_stmt	*stmt;
-	int		 rc, removed = 0;
-
-	if (row->kind >= 20000 && row->kind < 30000)
-		return STORE_INSERT_EPHEMERAL;
-	if (events_expired(row->tags, row->received_at))
-		return STORE_INSERT_EXPIRED;
-	if (store_kind_replaceable(row->kind) &&
-	    (rc = store_events_supersede(st, row, &removed)) != 1)
-		return rc == 0 ? STORE_INSERT_OLDER : rc == 2 ?
-		    STORE_INSERT_EXISTS : STORE_INSERT_FAILED;
 	stmt = store_stmt(st, "INSERT INTO events (id, pubkey, kind, "
-	    "created_at, source, first_relay, received_at, json) VALUES "
-	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING");
+	    "created_at, source, first_relay, received_at, json, expires_at) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (id) DO "
+	    "NOTHING");
 	if (stmt == NULL)
 		return -1;
 	rc = sqlite3_bind_blob(stmt, 1, row->id, 32, SQLITE_STATIC);
@@ -253,6 +107,9 @@ events_insert(struct store *st, const struct store_event_row *row,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_text(stmt, 8, row->json, (int)row->json_len,
 		    SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = expires_at < 0 ? sqlite3_bind_null(stmt, 9) :
+		    sqlite3_bind_int64(stmt, 9, expires_at);
 	if (rc != SQLITE_OK) {
 		store_bind_fail(st, stmt, "events insert");
 		return -1;
@@ -268,27 +125,7 @@ events_insert(struct store *st, const struct store_event_row *row,
 		return -1;
 	if (row->kind == 0)
 		store_names_forget(st, row->pubkey);
-	return removed > 0 ? STORE_INSERT_REPLACED : STORE_INSERT_NEW;
-}
-
-int
-store_event_insert(struct store *st, const struct store_event_row *row,
-    bool enqueue)
-{
-	int	rc;
-
-	if (row->json_len > INT_MAX)
-		return -1;
-	if (store_tx_depth(st) > 0)
-		return events_insert(st, row, enqueue);
-	/* The totals are written at a commit: give the row one. */
-	if (store_begin(st) == -1)
-		return -1;
-	if ((rc = events_insert(st, row, enqueue)) == -1) {
-		store_rollback(st);
-		return -1;
-	}
-	return store_commit(st) == -1 ? -1 : rc;
+	return STORE_INSERT_NEW;
 }
 
 int
@@ -753,6 +590,7 @@ evict_delete(struct store *st, const struct evict_scan *sc)
 		}
 		if (store_step_done(st, stmt, "events evict") == -1)
 			return -1;
+		store_removed(st, sc->ids[i]);
 	}
 	return 0;
 }

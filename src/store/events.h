@@ -7,12 +7,15 @@
  * replaceable-event lookups for the follow graph, bounded local queries,
  * and retention.
  *
- * A row is written once and never changed, and enters the table only
- * through store_event_insert (which counts it). Only what ingest verified
- * is stored, in the canonical form event_to_json writes. Nothing here
- * opens a transaction on its own except store_events_evict (which nests
- * inside one if the caller has it open) and an insert called outside any
- * transaction: callers batch inserts in theirs.
+ * A row is written once and never changed (but for its expires_at, set
+ * by the conversion of an older store), and enters the table only
+ * through store_event_insert (store/rules.h: the door where the authors'
+ * rules are applied), which calls store_event_row_insert; rows leave
+ * through the rules (store_event_remove) or retention. Only what ingest
+ * verified is stored, in the canonical form event_to_json writes. Nothing
+ * here opens a transaction on its own except store_events_evict (which
+ * nests inside one if the caller has it open): callers batch writes in
+ * theirs.
  */
 #ifndef CACHEBOX_STORE_EVENTS_H
 #define CACHEBOX_STORE_EVENTS_H
@@ -43,8 +46,9 @@ struct store_event_row {
 };
 
 /*
- * What store_event_insert did with a row. Only STORE_INSERT_NEW and
- * STORE_INSERT_REPLACED wrote it; the others wrote nothing.
+ * What store_event_insert (store/rules.h) did with a row. Only
+ * STORE_INSERT_NEW and STORE_INSERT_REPLACED wrote it; the others did not
+ * store it (a refusal by a rule records its tombstone, store/withdrawn.h).
  */
 enum store_insert {
 	STORE_INSERT_FAILED = -1,	/* a SQLite error (logged) */
@@ -58,19 +62,28 @@ enum store_insert {
 	STORE_INSERT_EPHEMERAL,		/* not stored: kinds 20000-29999 */
 	STORE_INSERT_REPLACED,		/* stored, and the older version(s)
 					 * of its key were removed */
+	STORE_INSERT_DELETED,		/* not stored: its author deleted it
+					 * (NIP-09) */
+	STORE_INSERT_VANISHED,		/* not stored: its author asked to
+					 * vanish (NIP-62) */
 };
 
 /*
- * Insert row; with enqueue also an inbox row (pending, enqueued_at =
- * received_at) for the uplink. An enum store_insert: STORE_INSERT_NEW or
- * _REPLACED when inserted, _EXISTS when the id was there already, _OLDER,
- * _EXPIRED or _EPHEMERAL when the rules kept it out (nothing written),
- * -1 (logged) on a SQLite error. Call inside the caller's transaction
- * (outside one it opens and commits its own). The row is added to the
- * totals the transaction writes when it commits.
+ * Write row as it is, with expires_at (< 0: none), and with enqueue an
+ * inbox row (pending, enqueued_at = received_at) for the uplink; no rule
+ * is looked at (store_event_insert does that, then calls this). Inside
+ * the caller's transaction. STORE_INSERT_NEW, STORE_INSERT_EXISTS, or -1
+ * (logged). The row is added to the totals the transaction writes when it
+ * commits.
  */
-int	store_event_insert(struct store *, const struct store_event_row *,
-	    bool enqueue);
+int	store_event_row_insert(struct store *, const struct store_event_row *,
+	    int64_t expires_at, bool enqueue);
+/*
+ * Remove the stored event id with its tag index rows and its inbox row,
+ * inside the caller's transaction. 1 removed, 0 it was not stored, -1
+ * (logged).
+ */
+int	store_event_remove(struct store *, const uint8_t id[32]);
 
 /* 1 if an event with id is stored, 0 if not, -1 (logged) on error. */
 int	store_event_exists(struct store *, const uint8_t id[32]);

@@ -21,11 +21,13 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "nostr/event.h"
 #include "nostr/filter.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "store/store_sql.h"
@@ -83,6 +85,7 @@ struct store_scan {
 	int64_t			 snapshot;
 	uint64_t		 examined;
 	size_t			 budget;	/* rows left in this step */
+	int64_t			 now;		/* wall seconds of this step */
 	int			 tags_ready;
 	struct buf		 json;
 };
@@ -238,11 +241,15 @@ json_tags_match(struct store *st, struct buf *json, int64_t rowid,
 	return rc;
 }
 
-/* What a statement's current row says: rowid, created_at, id, pubkey, kind. */
+/*
+ * What a statement's current row says: rowid, created_at, id, pubkey,
+ * kind, expires_at (-1: none).
+ */
 struct cols {
 	struct store_scan_row	 row;
 	uint8_t			 pubkey[32];
 	uint32_t		 kind;
+	int64_t			 expires_at;
 };
 
 static int
@@ -256,7 +263,21 @@ cols_read(sqlite3_stmt *stmt, struct cols *c)
 	memcpy(c->row.id, sqlite3_column_blob(stmt, 2), 32);
 	memcpy(c->pubkey, sqlite3_column_blob(stmt, 3), 32);
 	c->kind = (uint32_t)sqlite3_column_int64(stmt, 4);
+	c->expires_at = sqlite3_column_type(stmt, 5) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(stmt, 5);
 	return 0;
+}
+
+/*
+ * Whether the authors' rules let the row be served now (store/rules.h):
+ * not expired, not of an author who vanished while the purge is on. 1,
+ * 0, or -1.
+ */
+static int
+cols_servable(struct store *st, const struct cols *c, int64_t now)
+{
+	return store_rules_servable(st, c->pubkey, c->row.created_at, c->kind,
+	    c->row.id, c->expires_at, now);
 }
 
 /*
@@ -270,12 +291,16 @@ row_accept(struct store_scan *s, const struct fscan *fs,
 {
 	const struct filter	*f = fs->f;
 
+	int			 rc;
+
 	if (c->row.rowid > s->snapshot ||
 	    !filter_match_time(f, c->row.created_at) ||
 	    !filter_match_id(f, c->row.id) ||
 	    !filter_match_author(f, c->pubkey) ||
 	    !filter_match_kind(f, c->kind))
 		return 0;
+	if ((rc = cols_servable(s->st, c, s->now)) != 1)
+		return rc;
 	if (!fs->json_check)
 		return 1;
 	return json_tags_match(s->st, &s->json, c->row.rowid, f);
@@ -477,7 +502,7 @@ setup_ids(struct store_scan *s, struct fscan *fs)
 		if (s->budget > 0)
 			s->budget--;
 		stmt = store_stmt(s->st, "SELECT rowid, created_at, id, pubkey, "
-		    "kind FROM events WHERE id = ?1");
+		    "kind, expires_at FROM events WHERE id = ?1");
 		if (stmt == NULL)
 			return -1;
 		if (sqlite3_bind_blob(stmt, 1, f->ids[i], 32, SQLITE_STATIC) !=
@@ -626,19 +651,19 @@ fscan_setup(struct store_scan *s, struct fscan *fs)
 
 static const char *const refill_sql[] = {
 	[PLAN_AUTHORS] = SCAN_SQL_AUTHOR,
-	[PLAN_TAGS] = "SELECT e.rowid, e.created_at, e.id, e.pubkey, e.kind "
-	    "FROM event_tags t JOIN events e ON e.rowid = t.ev AND "
+	[PLAN_TAGS] = "SELECT e.rowid, e.created_at, e.id, e.pubkey, e.kind, "
+	    "e.expires_at FROM event_tags t JOIN events e ON e.rowid = t.ev AND "
 	    "e.created_at = t.created_at WHERE t.name = ?1 AND t.value = ?2 "
 	    "AND t.created_at <= ?3 AND t.created_at >= ?4 AND (t.created_at "
 	    "< ?3 OR e.id > ?5) ORDER BY t.created_at DESC, e.id ASC LIMIT ?6",
 	/* Every replaceable row, sorted: a few per author. */
-	[PLAN_REPLACEABLE] = "SELECT rowid, created_at, id, pubkey, kind FROM "
-	    "events INDEXED BY events_replaceable WHERE "
+	[PLAN_REPLACEABLE] = "SELECT rowid, created_at, id, pubkey, kind, "
+	    "expires_at FROM events INDEXED BY events_replaceable WHERE "
 	    EVENTS_SQL_REPLACEABLE("kind") " AND created_at <= ?3 AND "
 	    "created_at >= ?4 AND (created_at < ?3 OR id > ?5) ORDER BY "
 	    "created_at DESC, id ASC LIMIT ?6",
-	[PLAN_TIME] = "SELECT rowid, created_at, id, pubkey, kind FROM "
-	    "events WHERE created_at <= ?3 AND created_at >= ?4 AND "
+	[PLAN_TIME] = "SELECT rowid, created_at, id, pubkey, kind, "
+	    "expires_at FROM events WHERE created_at <= ?3 AND created_at >= ?4 AND "
 	    "(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "
 	    "LIMIT ?6",
 };
@@ -873,6 +898,7 @@ store_scan_step(struct store_scan *s, size_t max_rows, store_scan_cb cb,
 	bool	opened = store_read_begin(s->st);
 	int	rc;
 
+	s->now = clock_wall_s();
 	rc = scan_step(s, max_rows, cb, arg);
 	store_read_end(s->st, opened);
 	return rc;
@@ -954,6 +980,8 @@ after_match(struct store *st, struct buf *json, const struct filter *f,
 	size_t	i;
 	int	rc;
 
+	if ((rc = cols_servable(st, c, clock_wall_s())) != 1)
+		return rc;
 	for (i = 0; i < n; i++) {
 		if (filter_empty(&f[i]) || !filter_match_time(&f[i],
 		    c->row.created_at) || !filter_match_id(&f[i], c->row.id) ||
@@ -979,8 +1007,8 @@ after_read(struct store *st, int64_t after, size_t max, struct cols *rows,
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
-	stmt = store_stmt(st, "SELECT rowid, created_at, id, pubkey, kind "
-	    "FROM events WHERE rowid > ?1 ORDER BY rowid LIMIT ?2");
+	stmt = store_stmt(st, "SELECT rowid, created_at, id, pubkey, kind, "
+	    "expires_at FROM events WHERE rowid > ?1 ORDER BY rowid LIMIT ?2");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_int64(stmt, 1, after) != SQLITE_OK ||

@@ -60,6 +60,8 @@ struct store {
 	bool			 random_reads;	/* read-ahead off: store_advise_random */
 	struct store_cache	 caches[STORE_CACHES];	/* store_cache_slot */
 	struct store_cursor_cache cursor_cache;	/* store/cursors.c */
+	store_removed_fn	 removed_fn;	/* store_on_removed */
+	void			*removed_arg;
 };
 
 /*
@@ -678,6 +680,20 @@ store_close(struct store *st)
 		if (st->caches[i].data != NULL && st->caches[i].free != NULL)
 			st->caches[i].free(st->caches[i].data);
 	free(st);
+}
+
+void
+store_on_removed(struct store *st, store_removed_fn fn, void *arg)
+{
+	st->removed_fn = fn;
+	st->removed_arg = arg;
+}
+
+void
+store_removed(struct store *st, const uint8_t id[32])
+{
+	if (st->removed_fn != NULL)
+		st->removed_fn(st->removed_arg, id);
 }
 
 struct store_cache *

@@ -66,6 +66,14 @@ const char	*store_path(const struct store *);
  */
 int		 store_set_cache_kib(struct store *, int64_t kib);
 
+/*
+ * Be told of every event row that leaves (a rule, retention), from inside
+ * the write, with its id; one listener (ingest, which keeps recent ids).
+ * fn must not write the store.
+ */
+typedef void	(*store_removed_fn)(void *arg, const uint8_t id[32]);
+void		 store_on_removed(struct store *, store_removed_fn, void *arg);
+
 /* Whether read-ahead is off on the database's descriptor (store.c). */
 bool		 store_random_reads(const struct store *);
 

@@ -35,15 +35,18 @@
 /*
  * store/scan.c's author streams, newest first after a keyset cursor
  * (created_at, id): an author's events of every kind, and one
- * replaceable kind of an author.
+ * replaceable kind of an author. Every scan reads the same columns
+ * (struct cols in scan.c).
  */
 #define SCAN_SQL_AUTHOR							\
-	"SELECT rowid, created_at, id, pubkey, kind FROM events WHERE "	\
+	"SELECT rowid, created_at, id, pubkey, kind, expires_at FROM "	\
+	"events WHERE "							\
 	"pubkey = ?1 AND created_at <= ?3 AND created_at >= ?4 AND "	\
 	"(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "	\
 	"LIMIT ?6"
 #define SCAN_SQL_AUTHOR_REPLACEABLE					\
-	"SELECT rowid, created_at, id, pubkey, kind FROM events WHERE "	\
+	"SELECT rowid, created_at, id, pubkey, kind, expires_at FROM "	\
+	"events WHERE "							\
 	"pubkey = ?1 AND kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind") " "	\
 	"AND created_at <= ?3 AND created_at >= ?4 AND (created_at < ?3 "	\
 	"OR id > ?5) ORDER BY created_at DESC, id ASC LIMIT ?6"
@@ -63,6 +66,8 @@ const char	*store_job_resolve_sql(enum store_job_source);
  */
 enum store_cache_id {
 	STORE_CACHE_NAMES,		/* store/names.c */
+	STORE_CACHE_WITHDRAWN,		/* store/withdrawn.c */
+	STORE_CACHE_RULES,		/* store/rules.c */
 	STORE_CACHES
 };
 struct store_cache {
@@ -82,6 +87,9 @@ struct store_cursor_cache {
 	int				valid;
 };
 struct store_cursor_cache	*store_cursor_cache(struct store *);
+
+/* An event row with id left: tell the listener (store_on_removed). */
+void		 store_removed(struct store *, const uint8_t id[32]);
 
 /* The connection, owned by the store; valid until store_close. */
 sqlite3		*store_db(struct store *);

@@ -47,6 +47,7 @@
 #include "sync/outbox.h"
 #include "sync/pager.h"
 #include "sync/subs.h"
+#include "sync/sweep.h"
 
 struct drelay;
 
@@ -489,7 +490,8 @@ step_start(struct drelay *dr, const struct pick *p)
 	    "backfill.page_size"));
 	s->pg.row_largest = p->largest;
 	if (sync_filter_authors(&s->pg.f, (const uint8_t (*)[32])s->pk, 1,
-	    NULL, 0, -1) == -1 || pager_open(&s->pg) == -1) {
+	    NULL, 0, sweep_author_floor(d->st, s->pk)) == -1 ||
+	    pager_open(&s->pg) == -1) {
 		pager_free(&s->pg);
 		free(s);
 		return -1;

@@ -40,6 +40,8 @@
 #include "relay/msg.h"
 #include "store/dedup.h"
 #include "store/events.h"
+#include "store/rules.h"
+#include "store/withdrawn.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "sync/ingest.h"
@@ -162,6 +164,17 @@ recent_add(struct ingest *ing, const struct ingest_info *info)
 	ing->recent_used[s] = 1;
 }
 
+/* The store removed id: it is no longer known stored. */
+static void
+recent_forget(void *arg, const uint8_t id[32])
+{
+	struct ingest	*ing = arg;
+	size_t		 s = recent_slot(id);
+
+	if (ing->recent_used[s] && memcmp(ing->recent[s].id, id, 32) == 0)
+		ing->recent_used[s] = 0;
+}
+
 /* Forget every recent id: a rolled-back batch may have held some. */
 static void
 recent_clear(struct ingest *ing)
@@ -267,6 +280,7 @@ ingest_new(struct loop *loop, struct store *st)
 		free(ing);
 		return NULL;
 	}
+	store_on_removed(st, recent_forget, ing);
 	return ing;
 }
 
@@ -285,6 +299,7 @@ ingest_free(struct ingest *ing)
 		else
 			(void)store_rollback(ing->store);
 	}
+	store_on_removed(ing->store, NULL, NULL);
 	if (ing->loop != NULL) {
 		loop_hook_del(ing->loop, ingest_hook, ing);
 		loop_timer_cancel(ing->loop, ing->commit_timer);
@@ -602,6 +617,66 @@ ingest_requested(const struct event *ev, const struct filter *filters,
 	return false;
 }
 
+/* Count a refusal by the rule rc (an enum store_insert). */
+static void
+ingest_count_rule(struct ingest *ing, int rc)
+{
+	switch (rc) {
+	case STORE_INSERT_OLDER:
+		ing->stats.superseded++;
+		break;
+	case STORE_INSERT_EXPIRED:
+		ing->stats.expired++;
+		break;
+	case STORE_INSERT_DELETED:
+		ing->stats.deleted++;
+		break;
+	case STORE_INSERT_VANISHED:
+		ing->stats.vanished++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The refusal a tombstone's why stands for (an enum store_insert). */
+static int
+withdrawn_result(int why)
+{
+	switch (why) {
+	case STORE_WITHDRAWN_SUPERSEDED:
+		return STORE_INSERT_OLDER;
+	case STORE_WITHDRAWN_EXPIRED:
+		return STORE_INSERT_EXPIRED;
+	case STORE_WITHDRAWN_VANISHED:
+		return STORE_INSERT_VANISHED;
+	default:
+		return STORE_INSERT_DELETED;
+	}
+}
+
+/*
+ * An id withdrawn before (its tombstone made from a verified event): 1
+ * with info from the tombstone and the refusal in info->not_kept, 0 when
+ * id has none, -1 on a store error.
+ */
+static int
+ingest_withdrawn(struct ingest *ing, const uint8_t id[32],
+    struct ingest_info *info)
+{
+	struct store_withdrawn	w;
+	int			rc;
+
+	if ((rc = store_withdrawn_known(ing->store, id, &w)) != 1)
+		return rc;
+	memcpy(info->id, id, 32);
+	memcpy(info->pubkey, w.pubkey, 32);
+	info->created_at = w.created_at;
+	info->kind = (uint32_t)w.kind;
+	info->not_kept = withdrawn_result(w.why);
+	return 1;
+}
+
 /*
  * Insert a verified event (its JSON in ing->json, written by
  * ingest_verify) into the batch. INGEST_NEW, INGEST_ERROR, or
@@ -639,7 +714,6 @@ ingest_store(struct ingest *ing, const struct event *ev,
 	if ((rc = store_event_insert(ing->store, &row, ing->queue)) == -1)
 		goto fail;
 	info_from_event(ev, &known);
-	recent_add(ing, &known);
 	switch (rc) {
 	case STORE_INSERT_NEW:
 		break;
@@ -647,21 +721,25 @@ ingest_store(struct ingest *ing, const struct event *ev,
 		ing->stats.replaced++;
 		break;
 	case STORE_INSERT_OLDER:
-		/* Not stored, but the key is held: received like a copy. */
-		ing->stats.superseded++;
-		*not_kept = rc;
-		return INGEST_DUPLICATE;
 	case STORE_INSERT_EXPIRED:
-		ing->stats.expired++;
+	case STORE_INSERT_DELETED:
+	case STORE_INSERT_VANISHED:
+		/*
+		 * Kept out by a rule (its tombstone written, so the next copy
+		 * costs no check): received like a copy of a stored event.
+		 */
+		ingest_count_rule(ing, rc);
 		*not_kept = rc;
 		return INGEST_DUPLICATE;
 	case STORE_INSERT_EPHEMERAL:	/* taken above; never here */
 		ing->stats.ephemeral++;
 		return INGEST_NEW;
 	default:
+		recent_add(ing, &known);
 		ing->stats.duplicates++;
 		return INGEST_DUPLICATE;
 	}
+	recent_add(ing, &known);
 	ing->stats.stored++;
 	ing->stats.bytes_stored += ing->json.len;
 	minring_add(&ing->minutes, clock_mono_ms(), 1);
@@ -697,7 +775,8 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 	info->off_time = false;
 	info->not_kept = 0;
 	if (peek_id(obj, id) == 0 &&
-	    (known = ingest_known(ing, id, info)) != 0) {
+	    ((known = ingest_known(ing, id, info)) != 0 ||
+	    (known = ingest_withdrawn(ing, id, info)) != 0)) {
 		res = known == -1 ? INGEST_ERROR : claims_match(obj, info) ?
 		    INGEST_DUPLICATE : INGEST_INVALID;
 		cJSON_Delete(obj);
@@ -712,7 +791,10 @@ ingest_object(struct ingest *ing, cJSON *obj, const struct filter *filters,
 		if (res == INGEST_DUPLICATE && src == INGEST_LIVE &&
 		    relay != NULL && info->created_at <= clock_wall_s())
 			(void)newest_note(ing, relay, info->created_at);
-		ing->stats.duplicates += res == INGEST_DUPLICATE;
+		if (res == INGEST_DUPLICATE && info->not_kept != 0)
+			ing->stats.withdrawn++;
+		else
+			ing->stats.duplicates += res == INGEST_DUPLICATE;
 		ing->stats.errors += res == INGEST_ERROR;
 		return res;
 	}

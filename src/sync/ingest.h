@@ -70,13 +70,15 @@ struct ingest_info {
 	int		not_kept;	/* INGEST_DUPLICATE: 0 a copy of a
 					   stored id, else the enum
 					   store_insert that kept it out
-					   (STORE_INSERT_OLDER, _EXPIRED) */
+					   (STORE_INSERT_OLDER, _EXPIRED,
+					   _DELETED, _VANISHED) */
 };
 
 /*
  * Running totals, for the status and the benchmarks. received counts
  * every call; each call lands in exactly one of stored .. errors, or in
- * one of the rules' counts (superseded, expired, ephemeral). sig_checks
+ * one of the rules' counts (superseded, expired, ephemeral, deleted,
+ * vanished, withdrawn). sig_checks
  * counts BIP-340 verifications run (a duplicate runs none), bytes_stored
  * the canonical JSON bytes inserted, transactions the batch commits.
  */
@@ -92,6 +94,15 @@ struct ingest_stats {
 					   (NIP-40; answered as a duplicate) */
 	uint64_t	replaced;	/* of stored: an older version of its
 					   key held was removed */
+	uint64_t	deleted;	/* not stored: its author deleted it
+					   (NIP-09; answered as a duplicate) */
+	uint64_t	vanished;	/* not stored: its author asked to
+					   vanish (NIP-62; as a duplicate) */
+	uint64_t	withdrawn;	/* not stored: withdrawn before (a
+					   later copy of one counted in
+					   superseded .. vanished), refused by
+					   its tombstone without a signature
+					   check; as a duplicate */
 };
 
 struct ingest;

@@ -34,12 +34,14 @@
 #include "store/relays.h"
 #include "store/scan.h"
 #include "store/store.h"
+#include "store/withdrawn.h"
 #include "sync/ctx.h"
 #include "sync/follow.h"
 #include "sync/idfetch.h"
 #include "sync/ingest.h"
 #include "sync/negsync.h"
 #include "sync/recovery.h"
+#include "sync/sweep.h"
 
 struct negsync;
 struct nstep;
@@ -681,6 +683,14 @@ step_need(void *arg, const uint8_t id[NEG_ID_BYTES])
 
 	s->ns->stats.need++;
 	s->budget.ids++;
+	/*
+	 * What the box withdrew (a tombstone of a verified event) is never
+	 * fetched again, nor counted missing: the relay still holds it.
+	 */
+	if (store_withdrawn_known(s->ns->st, id, NULL) == 1) {
+		s->ns->stats.withdrawn++;
+		return;
+	}
 	if (s->nq == NEGSYNC_QUEUE_IDS) {
 		s->overflow = true;	/* found again in the next pass */
 		return;
@@ -1165,6 +1175,7 @@ negsync_start(struct negsync *ns, const uint8_t pk[32], const char *url,
     negsync_done_fn done, void *arg)
 {
 	struct nstep	*s;
+	int64_t		 floor;
 
 	if (!negsync_can_start(ns, pk, url) || (s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
@@ -1185,7 +1196,8 @@ negsync_start(struct negsync *ns, const uint8_t pk[32], const char *url,
 	TAILQ_INSERT_TAIL(&ns->steps, s, entry);
 	ns->nsteps++;
 	ns->stats.steps++;
-	s->w.since = 0;
+	floor = sweep_author_floor(ns->st, pk);
+	s->w.since = floor > 0 ? (uint64_t)floor : 0;
 	if (step_pick_window(s) == -1 || step_open(s) == -1) {
 		s->done = NULL;		/* not started: no callback */
 		step_end(s, NEGSYNC_FAILED, "cannot start");

@@ -75,6 +75,7 @@ struct negsync_stats {
 	uint64_t	sessions;		/* NEG-OPENs sent (one per window) */
 	uint64_t	msgs_out, msgs_in, bytes_out, bytes_in;
 	uint64_t	need;			/* ids the relays had and the box lacked */
+	uint64_t	withdrawn;		/* of those, withdrawn here: not fetched */
 	uint64_t	fetched;		/* of those, arrived by exact-id fetch */
 	uint64_t	registered;		/* of those, handed to recovery */
 	uint64_t	recovery_attempts, recovered, expired;

@@ -43,6 +43,7 @@
 #include "core/limits.h"
 #include "nostr/negentropy.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/store.h"
 
 #define BENCH_LINE	256

@@ -35,6 +35,7 @@
 #include "nostr/event.h"
 #include "nostr/key.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/store.h"
 #include "sync/ingest.h"
 

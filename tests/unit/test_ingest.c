@@ -872,6 +872,7 @@ test_rule_counts(void **state)
 				    1700000001);
 	char			*later = make_expiring(&fx->key, 1, 1700000000,
 				    4000000000LL);
+	uint64_t		 sigs;
 
 	assert_int_equal(feed(fx, p2, NULL, 0), INGEST_NEW);
 	assert_int_equal(ingest_event_json(fx->ing, p1, strlen(p1), NULL, 0,
@@ -879,12 +880,18 @@ test_rule_counts(void **state)
 	assert_int_equal(info.not_kept, STORE_INSERT_OLDER);
 	assert_int_equal(s->superseded, 1);
 	assert_int_equal(s->duplicates, 0);
-	/* Seen again: now a copy of a recent id, not a second supersede. */
+	/*
+	 * Seen again: refused by its tombstone (no second signature check),
+	 * counted as withdrawn, not as a second supersede nor a duplicate.
+	 */
+	sigs = s->sig_checks;
 	assert_int_equal(ingest_event_json(fx->ing, p1, strlen(p1), NULL, 0,
 	    INGEST_BACKFILL, RELAY, &info), INGEST_DUPLICATE);
-	assert_int_equal(info.not_kept, 0);
+	assert_int_equal(info.not_kept, STORE_INSERT_OLDER);
 	assert_int_equal(s->superseded, 1);
-	assert_int_equal(s->duplicates, 1);
+	assert_int_equal(s->withdrawn, 1);
+	assert_int_equal(s->duplicates, 0);
+	assert_int_equal(s->sig_checks, sigs);
 	assert_int_equal(events_in_store(fx), 1);
 	free(p1);
 	free(p2);
@@ -905,7 +912,8 @@ test_rule_counts(void **state)
 	assert_int_equal(s->ephemeral, 1);
 	assert_int_equal(events_in_store(fx), 3);
 	assert_int_equal(s->stored, 4);
-	assert_int_equal(s->duplicates, 1);
+	assert_int_equal(s->duplicates, 0);
+	assert_int_equal(s->withdrawn, 1);
 	assert_int_equal(s->received, 8);
 	free(p1);
 	free(p2);

@@ -27,6 +27,7 @@
 #include "core/hex.h"
 #include "net/url.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/follows.h"
 #include "store/jobs.h"
 #include "store/store.h"

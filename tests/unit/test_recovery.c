@@ -41,6 +41,7 @@
 #include "core/embed.h"
 #include "core/limits.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/recovery.h"
 #include "store/store.h"
 #include "store/store_sql.h"

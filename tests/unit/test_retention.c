@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/store.h"
 #include "sync/ingest.h"
 #include "sync/retention.h"

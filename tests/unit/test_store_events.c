@@ -31,6 +31,7 @@
 #include "nostr/filter.h"
 #include "nostr/key.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 

@@ -29,6 +29,7 @@
 #include "nostr/event.h"
 #include "nostr/key.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/follows.h"
 #include "store/names.h"
 #include "store/store.h"

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/follows.h"
 #include "store/jobs.h"
 #include "store/store.h"

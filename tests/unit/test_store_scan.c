@@ -32,6 +32,7 @@
 #include "nostr/event.h"
 #include "nostr/filter.h"
 #include "store/events.h"
+#include "store/rules.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "store/store_sql.h"
