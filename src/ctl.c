@@ -33,6 +33,7 @@
 #include "nostr/nip19.h"
 #include "store/scan.h"
 #include "store/store.h"
+#include "store/withdrawn.h"
 #include "ui/ctlclient.h"
 #include "ui/ctlsock.h"
 #include "ui/render.h"
@@ -62,6 +63,9 @@ ctl_usage(FILE *fp)
 	    "  export [--filter JSON] [FILE|-]  stored events as JSONL, newest\n"
 	    "                               first (reads the database; the daemon\n"
 	    "                               may run)\n"
+	    "  export --roots-history [FILE|-]  the roots' earlier profiles,\n"
+	    "                               follow lists and relay lists kept\n"
+	    "                               aside, as JSONL\n"
 	    "data commands (through the daemon):\n"
 	    "  import FILE|-                JSONL events, each verified and stored\n"
 	    "  backup FILE                  a consistent copy of the database\n"
@@ -490,6 +494,63 @@ ctl_export_open(const char *file)
 	return f;
 }
 
+static int
+ctl_history_row(void *arg, const uint8_t pubkey[32], uint32_t kind,
+    int64_t created_at, const char *json, size_t len)
+{
+	struct ctl_export	*x = arg;
+
+	(void)pubkey;
+	(void)kind;
+	(void)created_at;
+	if (fwrite(json, 1, len, x->out) != len || putc('\n', x->out) == EOF) {
+		x->failed = 1;
+		return 1;
+	}
+	x->n++;
+	return 0;
+}
+
+/*
+ * --roots-history: the superseded versions of the roots' kinds 0, 3 and
+ * 10002 the box kept aside, as JSON lines, newest first (a follow list a
+ * client wiped can be published again from one of them).
+ */
+static int
+ctl_export_history(const struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_export	 x = { NULL, 0, 0 };
+	struct store		*st;
+	char			 err[512];
+	int64_t			 n = -1;
+
+	if (argc > 1) {
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (store_open_readonly(&st, ctl->dir != NULL ? ctl->dir :
+	    CTL_DEFAULT_DIR, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cacheboxctl: %s\n", err);
+		return 1;
+	}
+	if ((x.out = ctl_export_open(argc == 1 ? argv[0] : NULL)) != NULL)
+		n = store_roots_history_list(st, NULL, -1, SIZE_MAX,
+		    ctl_history_row, &x);
+	store_close(st);
+	if (x.out != NULL && (fflush(x.out) == EOF || x.failed))
+		n = -1;
+	if (x.out != NULL && x.out != stdout)
+		fclose(x.out);
+	if (n < 0) {
+		fprintf(stderr, "cacheboxctl: export of the roots' history "
+		    "failed\n");
+		return 1;
+	}
+	fprintf(stderr, "cacheboxctl: exported %lld versions kept aside\n",
+	    (long long)n);
+	return 0;
+}
+
 /*
  * Every stored event (or those of --filter, within its limits) as one
  * JSON line each, newest first. The database is read beside the daemon;
@@ -511,6 +572,8 @@ ctl_export(const struct ctl *ctl, int argc, char **argv)
 	int64_t			 snap = 0;
 	int			 a = 0, rc = -1;
 
+	if (argc >= 1 && strcmp(argv[0], "--roots-history") == 0)
+		return ctl_export_history(ctl, argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[0], "--filter") == 0) {
 		ftext = argv[1];
 		a = 2;

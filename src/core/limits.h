@@ -218,6 +218,7 @@
 #define STORE_WITHDRAWN_MAX		100000		/* tombstones of withdrawn event ids kept (about 100 bytes each on disk), the oldest dropped past it */
 #define ROOTS_HISTORY_KEEP		20		/* superseded versions of a root's kind 0, 3 or 10002 kept aside, per kind */
 #define RULES_MAX_RECIPIENTS		16		/* "p" tags of a gift wrap (kind 1059) the rules read */
+#define ROOTS_HISTORY_LIST_MAX		200		/* versions kept aside one roots history answer lists */
 
 /* Retention: store.max_bytes enforced on the loop (src/sync/retention.c). */
 #define RETENTION_CHECK_MS		5000		/* the event bytes are compared with store.max_bytes every, ms */

@@ -121,13 +121,13 @@ answer_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 
 /*
  * The NIPs the box honours, for NIP-11's supported_nips: what the relay
- * endpoint and the store really apply, nothing planned. 1 basics (one
- * version per replaceable key, ephemeral kinds never stored), 11 this
- * document, 42 AUTH, 45 COUNT, 70 protected events taken only from their
- * authenticated author, 77 negentropy. NIP-40 is not listed while an
- * event that expires after it arrived is still served.
+ * endpoint and the store really apply (store/rules.h), nothing planned.
+ * 1 basics (one version per replaceable key, ephemeral kinds never
+ * stored), 9 deletions, 11 this document, 40 expiration, 42 AUTH, 45
+ * COUNT, 62 requests to vanish, 70 protected events taken only from their
+ * authenticated author, 77 negentropy.
  */
-static const int nip11_nips[] = { 1, 11, 42, 45, 70, 77 };
+static const int nip11_nips[] = { 1, 9, 11, 40, 42, 45, 62, 70, 77 };
 
 /* The NIP-11 document: who the box is and the limits it keeps. */
 static char *

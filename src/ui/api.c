@@ -351,6 +351,42 @@ static const struct metric_def metric_defs[] = {
 	COUNTER("ingest.ephemeral", "cachebox_ingest_ephemeral_total",
 	    "Ephemeral events (kinds 20000-29999) passed to live subscribers "
 	    "and never stored."),
+	COUNTER("ingest.deleted", "cachebox_ingest_deleted_total",
+	    "Events ingest did not store because their author deleted them "
+	    "(NIP-09)."),
+	COUNTER("ingest.vanished", "cachebox_ingest_vanished_total",
+	    "Events ingest did not store because their author asked to vanish "
+	    "(NIP-62)."),
+	COUNTER("ingest.withdrawn", "cachebox_ingest_withdrawn_total",
+	    "Copies of events withdrawn before, refused by their tombstone "
+	    "without a signature check."),
+	COUNTER("rules.removed.superseded",
+	    "cachebox_rules_removed_superseded_total",
+	    "Stored events removed because a newer version of their key came."),
+	COUNTER("rules.removed.deleted", "cachebox_rules_removed_deleted_total",
+	    "Stored events removed because their author deleted them (NIP-09)."),
+	COUNTER("rules.removed.expired", "cachebox_rules_removed_expired_total",
+	    "Stored events removed at their expiration (NIP-40)."),
+	COUNTER("rules.removed.vanished",
+	    "cachebox_rules_removed_vanished_total",
+	    "Stored events removed because their author asked to vanish "
+	    "(NIP-62)."),
+	COUNTER("rules.removed.ephemeral",
+	    "cachebox_rules_removed_ephemeral_total",
+	    "Ephemeral events an older store held, removed by its conversion."),
+	COUNTER("rules.kept_aside", "cachebox_rules_kept_aside_total",
+	    "Superseded versions of the roots' kinds 0, 3 and 10002 kept aside "
+	    "(cacheboxctl roots history)."),
+	GAUGE("rules.tombstones", "cachebox_rules_tombstones",
+	    "Ids of withdrawn events remembered, so they are never fetched "
+	    "again."),
+	GAUGE("rules.vanished_authors", "cachebox_rules_vanished_authors",
+	    "Authors who asked to vanish (NIP-62)."),
+	GAUGE("rules.vanish_pending", "cachebox_rules_vanish_pending",
+	    "Requests to vanish whose events are still being removed."),
+	GAUGE("rules.conversion_left", "cachebox_rules_conversion_left",
+	    "Events of a store made before the rules still to be brought to "
+	    "them."),
 	COUNTER("ingest.sig_checks", "cachebox_ingest_sig_checks_total",
 	    "Signature verifications ingest ran."),
 	COUNTER("ingest.transactions", "cachebox_ingest_transactions_total",
@@ -390,6 +426,9 @@ static const struct metric_def metric_defs[] = {
 	    "reconciliation."),
 	COUNTER("negentropy.fetched", "cachebox_negentropy_fetched_total",
 	    "Of those, events that arrived by an exact-id fetch."),
+	COUNTER("negentropy.withdrawn", "cachebox_negentropy_withdrawn_total",
+	    "Of those, ids withdrawn here (superseded, deleted, expired): "
+	    "never fetched again."),
 	COUNTER("negentropy.over_budget",
 	    "cachebox_negentropy_over_budget_total",
 	    "NIP-77 sessions ended because a relay passed their budget of "

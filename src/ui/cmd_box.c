@@ -10,6 +10,7 @@
  * never block, never write SQL themselves and never show the admin token.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -26,6 +27,7 @@
 #include "store/names.h"
 #include "store/relays.h"
 #include "store/store.h"
+#include "store/withdrawn.h"
 #include "ui/cmd_box.h"
 #include "ui/commands.h"
 #include "ui/firstrun.h"
@@ -459,6 +461,98 @@ cmd_roots_remove(struct app *app, const cJSON *args, enum cmd_origin from)
 	if ((e = list_change(app, ROOTS_KEY, key, same_key, 0, from)) != NULL)
 		return e;
 	return list_answer(app, ROOTS_KEY, "removed");
+}
+
+/* ---- the roots' versions kept aside --------------------------------- */
+
+/* A line a person reads for a kept version: what it held. */
+static void
+version_summary(uint32_t kind, const char *json, size_t len, char *out,
+    size_t outlen)
+{
+	cJSON		*obj = cJSON_ParseWithLength(json, len), *t, *content;
+	const cJSON	*tags, *k;
+	const char	*want = kind == 3 ? "p" : "r";
+	int		 n = 0;
+
+	snprintf(out, outlen, "?");
+	if (obj == NULL)
+		return;
+	tags = cJSON_GetObjectItemCaseSensitive(obj, "tags");
+	if (kind == 0) {
+		content = cJSON_Parse(cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(obj, "content")));
+		t = cJSON_GetObjectItemCaseSensitive(content, "name");
+		snprintf(out, outlen, "name %s", cJSON_IsString(t) ?
+		    t->valuestring : "(none)");
+		cJSON_Delete(content);
+	} else {
+		cJSON_ArrayForEach(t, tags)
+			if ((k = t->child) != NULL && cJSON_IsString(k) &&
+			    strcmp(k->valuestring, want) == 0)
+				n++;
+		snprintf(out, outlen, "%d %s", n, kind == 3 ? "follows" :
+		    "relays");
+	}
+	cJSON_Delete(obj);
+}
+
+struct history_rows {
+	cJSON	*list;
+};
+
+static int
+add_version(void *arg, const uint8_t pubkey[32], uint32_t kind,
+    int64_t created_at, const char *json, size_t len)
+{
+	struct history_rows	*h = arg;
+	char			 npub[NIP19_KEY_CHARS + 1], what[96];
+	cJSON			*r = cJSON_CreateObject();
+
+	if (r == NULL)
+		return 1;
+	if (nip19_encode32(NIP19_NPUB, pubkey, npub, sizeof(npub)) == NIP19_OK)
+		cJSON_AddStringToObject(r, "npub", npub);
+	cJSON_AddNumberToObject(r, "kind", kind);
+	cJSON_AddNumberToObject(r, "created_at", (double)created_at);
+	version_summary(kind, json, len, what, sizeof(what));
+	cJSON_AddStringToObject(r, "summary", what);
+	cJSON_AddItemToObject(r, "event", cJSON_ParseWithLength(json, len));
+	cJSON_AddItemToArray(h->list, r);
+	return 0;
+}
+
+cJSON *
+cmd_roots_history(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	const char		*key = arg_str(args, "key");
+	const char		*kind = arg_str(args, "kind");
+	struct history_rows	 h;
+	uint8_t			 pk[32];
+	long			 k = -1;
+	char			*end;
+	cJSON			*r;
+
+	(void)from;
+	if (key != NULL && *key != '\0' && nip19_pubkey_parse(key, pk) == -1)
+		return commands_error("'%s' is not an npub or a 64-hex public "
+		    "key", key);
+	if (kind != NULL && *kind != '\0' && ((k = strtol(kind, &end, 10)) < 0 ||
+	    *end != '\0' || (k != 0 && k != 3 && k != 10002)))
+		return commands_error("kind: '%s': the versions kept aside are "
+		    "of kinds 0, 3 and 10002", kind);
+	if ((r = cJSON_CreateObject()) == NULL ||
+	    (h.list = cJSON_AddArrayToObject(r, "versions")) == NULL) {
+		cJSON_Delete(r);
+		return commands_error("out of memory");
+	}
+	if (store_roots_history_list(app->store, key != NULL && *key != '\0' ?
+	    pk : NULL, k, ROOTS_HISTORY_LIST_MAX, add_version, &h) == -1) {
+		cJSON_Delete(r);
+		return commands_error("the store could not list the versions "
+		    "kept aside");
+	}
+	return r;
 }
 
 /* ---- log level, admin token ------------------------------------------ */

@@ -28,6 +28,14 @@ cJSON	*cmd_roots_add(struct app *, const cJSON *args,
 	    enum cmd_origin);
 cJSON	*cmd_roots_remove(struct app *, const cJSON *args,
 	    enum cmd_origin);
+/*
+ * The superseded versions of the roots' kinds 0, 3 and 10002 kept aside
+ * (optionally of one root, key, and one kind), newest first, each with a
+ * summary and the whole event: what an owner whose client wiped a follow
+ * list republishes.
+ */
+cJSON	*cmd_roots_history(struct app *, const cJSON *args,
+	    enum cmd_origin from);
 cJSON	*cmd_log_level(struct app *, const cJSON *args,
 	    enum cmd_origin);
 cJSON	*cmd_admin_token_set(struct app *, const cJSON *args,

@@ -206,6 +206,9 @@ static const struct command command_table[] = {
 	  "(npub or hex)", .flags = MUT, .run = cmd_roots_add },
 	{ .name = "roots remove", .params = "key", .help = "remove a follow "
 	  "root", .flags = MUT, .run = cmd_roots_remove },
+	{ .name = "roots history", .params = "[key] [kind]", .help = "earlier "
+	  "versions of the roots' profiles, follow lists and relay lists, "
+	  "kept aside", .run = cmd_roots_history },
 	{ .name = "log level", .params = "[level]", .help = "show the log "
 	  "level, or set it (error, warn, info, debug)", .flags = MUT,
 	  .run = cmd_log_level },

@@ -19,7 +19,9 @@
 #include "store/history.h"
 #include "store/jobs.h"
 #include "store/relays.h"
+#include "store/rules.h"
 #include "store/store.h"
+#include "store/withdrawn.h"
 #include "sync/drain.h"
 #include "sync/follow.h"
 #include "sync/jobs.h"
@@ -27,6 +29,7 @@
 #include "sync/recovery.h"
 #include "sync/ingest.h"
 #include "sync/retention.h"
+#include "sync/sweep.h"
 #include "ui/status.h"
 #include "uplink/uplink.h"
 
@@ -343,6 +346,7 @@ add_negentropy(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "bytes_in", (double)ns->bytes_in);
 	cJSON_AddNumberToObject(o, "need", (double)ns->need);
 	cJSON_AddNumberToObject(o, "fetched", (double)ns->fetched);
+	cJSON_AddNumberToObject(o, "withdrawn", (double)ns->withdrawn);
 	cJSON_AddNumberToObject(o, "over_budget", (double)ns->over_budget);
 	(void)recovery_each(negsync_recovery(app->negsync), sum_recovery, t);
 	if ((r = cJSON_AddObjectToObject(root, "recovery")) == NULL)
@@ -529,11 +533,46 @@ add_ingest(cJSON *root, const struct app *app)
 	cJSON_AddNumberToObject(o, "replaced", (double)st->replaced);
 	cJSON_AddNumberToObject(o, "expired", (double)st->expired);
 	cJSON_AddNumberToObject(o, "ephemeral", (double)st->ephemeral);
+	cJSON_AddNumberToObject(o, "deleted", (double)st->deleted);
+	cJSON_AddNumberToObject(o, "vanished", (double)st->vanished);
+	cJSON_AddNumberToObject(o, "withdrawn", (double)st->withdrawn);
 	cJSON_AddNumberToObject(o, "sig_checks", (double)st->sig_checks);
 	cJSON_AddNumberToObject(o, "transactions", (double)st->transactions);
 	cJSON_AddNumberToObject(o, "lost_batches", (double)st->lost_batches);
 	cJSON_AddNumberToObject(o, "rate_per_s", status_ingest_rate(app));
 	add_history(o, app);
+}
+
+/*
+ * The authors' rules (ARCHITECTURE.md §5a): what they removed from the
+ * store since start, per rule, the tombstones held and the work still
+ * going (purges of vanished authors, the conversion of an older store).
+ */
+static void
+add_rules(cJSON *root, const struct app *app)
+{
+	const struct store_rules_stats	*rs = store_rules_stats(app->store);
+	const struct sweep_stats	*ss;
+	cJSON				*o, *r;
+
+	if ((o = cJSON_AddObjectToObject(root, "rules")) == NULL ||
+	    (r = cJSON_AddObjectToObject(o, "removed")) == NULL)
+		return;
+	cJSON_AddNumberToObject(r, "superseded", (double)rs->superseded);
+	cJSON_AddNumberToObject(r, "deleted", (double)rs->deleted);
+	cJSON_AddNumberToObject(r, "expired", (double)rs->expired);
+	cJSON_AddNumberToObject(r, "vanished", (double)rs->vanished);
+	cJSON_AddNumberToObject(r, "ephemeral", (double)rs->ephemeral);
+	cJSON_AddNumberToObject(o, "kept_aside", (double)rs->kept_aside);
+	cJSON_AddNumberToObject(o, "tombstones",
+	    (double)store_withdrawn_count(app->store));
+	cJSON_AddNumberToObject(o, "vanished_authors",
+	    (double)store_vanished_count(app->store));
+	cJSON_AddNumberToObject(o, "vanish_pending",
+	    (double)store_vanished_pending(app->store));
+	ss = app->sweep != NULL ? sweep_stats(app->sweep) : NULL;
+	cJSON_AddNumberToObject(o, "conversion_left",
+	    ss != NULL ? (double)ss->fill_left : 0);
 }
 
 /* What the store and memory are measured against (ARCHITECTURE.md §10). */
@@ -580,6 +619,7 @@ status_json(struct app *app)
 	add_store(root, app->store);
 	add_relays(root, app);
 	add_ingest(root, app);
+	add_rules(root, app);
 	add_writes(root, app);
 	add_retention(root, app);
 	add_budgets(root, app);

@@ -38,13 +38,14 @@
 #include "nostr/filter.h"
 #include "nostr/key.h"
 #include "store/events.h"
+#include "store/follows.h"
 #include "store/rules.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "store/withdrawn.h"
 #include "sync/ingest.h"
 
-#define MAX_EVENTS	12
+#define MAX_EVENTS	28
 #define FAR		4000000000LL	/* an expiration far ahead */
 #define T0		1700000000LL
 
@@ -755,6 +756,61 @@ test_conversion(void **state)
 	scenario_free(&sc);
 }
 
+static int
+count_version(void *arg, const uint8_t pubkey[32], uint32_t kind,
+    int64_t created_at, const char *json, size_t len)
+{
+	int64_t	*seen = arg;
+
+	(void)pubkey;
+	(void)json;
+	(void)len;
+	assert_int_equal(kind, 3);
+	seen[seen[0] + 1] = created_at;
+	seen[0]++;
+	return 0;
+}
+
+/*
+ * A root's superseded follow lists are kept aside, newest first, at most
+ * ROOTS_HISTORY_KEEP, whichever order they came in; another author's are
+ * not.
+ */
+static void
+test_roots_history(void **state)
+{
+	struct fixture	*fx = *state;
+	struct scenario	 sc = { .name = "roots history" };
+	int64_t		 seen[ROOTS_HISTORY_KEEP + 8] = { 0 };
+	size_t		 i, order[MAX_EVENTS];
+
+	for (i = 0; i < ROOTS_HISTORY_KEEP + 3; i++)
+		add(&sc, &fx->a, 3, T0 + (int64_t)i, "follows", NULL);
+	add(&sc, &fx->b, 3, T0, "b v1", NULL);
+	add(&sc, &fx->b, 3, T0 + 1, "b v2", NULL);
+	open_store(fx);
+	assert_int_equal(store_follows_sync(fx->st, NULL, 0,
+	    (const uint8_t (*)[32])fx->a.pubkey, 1, T0, NULL), 0);
+	/* Odd ones first, then the even ones: some arrive already beaten. */
+	for (i = 0; i < sc.n; i++)
+		order[i] = i;
+	for (i = 0; i < sc.n; i += 2)
+		(void)ingest_event_json(fx->ing, sc.ev[i].json,
+		    strlen(sc.ev[i].json), NULL, 0, INGEST_LIVE, NULL, NULL);
+	for (i = 1; i < sc.n; i += 2)
+		(void)ingest_event_json(fx->ing, sc.ev[i].json,
+		    strlen(sc.ev[i].json), NULL, 0, INGEST_LIVE, NULL, NULL);
+	assert_int_equal(ingest_flush(fx->ing), 0);
+	assert_int_equal(store_roots_history_list(fx->st, NULL, -1, 100,
+	    count_version, seen), ROOTS_HISTORY_KEEP);
+	/* Newest first, the current one not among them, the oldest gone. */
+	assert_int_equal(seen[1], T0 + ROOTS_HISTORY_KEEP + 1);
+	assert_int_equal(seen[seen[0]], T0 + 2);
+	check_model(fx, &sc, order, clock_wall_s());
+	close_store(fx);
+	scenario_free(&sc);
+}
+
 int
 main(void)
 {
@@ -770,6 +826,7 @@ main(void)
 		cmocka_unit_test(test_tombstone),
 		cmocka_unit_test(test_expires_later),
 		cmocka_unit_test(test_conversion),
+		cmocka_unit_test(test_roots_history),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

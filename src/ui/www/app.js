@@ -144,14 +144,16 @@ function drawCards(st) {
   drawUplink(st.uplink, st.inbox || {});
 }
 
-// What the rules kept out since start (status ingest.* and
-// relay_endpoint.protected_refused).
+// What the authors' rules kept out or removed since start (status
+// ingest.*, rules.removed.* and relay_endpoint.protected_refused).
 function drawRules(st) {
-  const i = st.ingest || {};
-  const parts = [['superseded', i.superseded], ['replaced', i.replaced], ['expired', i.expired],
+  const i = st.ingest || {}, r = (st.rules || {}).removed || {};
+  const sum = (a, b) => (typeof a === 'number' ? a : 0) + (typeof b === 'number' ? b : 0);
+  const parts = [['superseded', sum(i.superseded, r.superseded)], ['deleted', sum(i.deleted, r.deleted)],
+    ['expired', sum(i.expired, r.expired)], ['vanished', sum(i.vanished, r.vanished)],
     ['ephemeral', i.ephemeral], ['protected refused', (st.relay_endpoint || {}).protected_refused]]
-    .filter(([, v]) => typeof v === 'number').map(([k, v]) => k + ' ' + fmtInt(v));
-  $('#store-rules').textContent = parts.length ? 'not kept: ' + parts.join(', ') : '';
+    .filter(([, v]) => typeof v === 'number' && v > 0).map(([k, v]) => k + ' ' + fmtInt(v));
+  $('#store-rules').textContent = parts.length ? 'withdrawn by their authors: ' + parts.join(', ') : '';
 }
 
 function drawUplink(up, inbox) {
