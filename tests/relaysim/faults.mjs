@@ -85,7 +85,9 @@ const NEG_FRAME_MIN = 4096;	// smallest frame-size limit of NIP-77 peers, bytes
 // evs (the relay's answer to that filter, in NIP-01 order). {fraction: f}
 // keeps an id when its first 32 bits, read as a big-endian number, are
 // below f * 2^32 (so which ids are kept depends on the id alone);
-// {count: n} keeps the first n.
+// {count: n} keeps the first n. With "reqs" (a trigger per REQ with ids)
+// the ids are withheld only from the REQs it fires on, so a client that
+// asks again later gets them (a transient fault).
 export function partialIds(p, evs) {
 	if (p.count !== undefined)
 		return evs.slice(0, p.count);
@@ -95,14 +97,15 @@ export function partialIds(p, evs) {
 function parsePartial(v, name) {
 	if (v === undefined || v === null)
 		return null;
-	const keys = isObj(v) ? Object.keys(v) : [];
+	const keys = isObj(v) ? Object.keys(v).filter((k) => k !== 'reqs') : [];
 	if (keys.length !== 1 || !['fraction', 'count'].includes(keys[0]))
-		throw new Error(`relay ${name}: partial_ids must be {"fraction": f} or {"count": n}`);
+		throw new Error(`relay ${name}: partial_ids must be {"fraction": f} or {"count": n}, with "reqs" optional`);
+	const reqs = trig('partial_ids.reqs', v.reqs, name);
 	if (keys[0] === 'count')
-		return { count: posInt(v.count, `relay ${name}: partial_ids.count`) };
+		return { count: posInt(v.count, `relay ${name}: partial_ids.count`), reqs };
 	if (!(typeof v.fraction === 'number' && v.fraction >= 0 && v.fraction <= 1))
 		throw new Error(`relay ${name}: partial_ids.fraction must be within [0, 1]`);
-	return { fraction: v.fraction };
+	return { fraction: v.fraction, reqs };
 }
 
 // The NIP-77 knobs: negentropy (or its older alias nip77: true = "yes"),

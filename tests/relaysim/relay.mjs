@@ -351,12 +351,15 @@ export class Relay {
 	// deduplicated, in NIP-01 order.
 	answer(filters) {
 		const seen = new Map();
+		const p = this.faults.partial_ids;
+		const withhold = p !== null && filters.some((f) => f.ids) &&
+		    (p.reqs === null || p.reqs.trigger.hit());
 		for (const f0 of filters) {
 			const f = { ...f0 };
 			if (this.faults.ignore_until)
 				delete f.until;
 			let evs = this.store.query(f, this.effectiveLimit(f));
-			if (f.ids && this.faults.partial_ids) {
+			if (f.ids && withhold) {
 				const kept = partialIds(this.faults.partial_ids, evs);
 				this.stats.ids_withheld += evs.length - kept.length;
 				evs = kept;

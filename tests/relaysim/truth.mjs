@@ -44,9 +44,13 @@ function secondsCut(m, eff) {
 // holds the newest n, and the next page starts below them); {fraction: f}
 // withholds the same ids from every page, so they are left out of what the
 // pages would have brought (exact unless a page loses every id it had).
+// Withheld only from some REQs ("reqs" not permanent): a transient fault,
+// which changes nothing.
 function pageableUnit(r, u, pageLimit) {
 	const fl = r.faults;
-	const partial = u.ids !== undefined ? fl.partial_ids : null;
+	const partial = u.ids !== undefined && fl.partial_ids !== null &&
+	    (fl.partial_ids.reqs === null || fl.partial_ids.reqs.trigger.permanent) ?
+	    fl.partial_ids : null;
 	const withhold = (evs) => partial?.fraction !== undefined ? partialIds(partial, evs) : evs;
 	const eff = Math.min(pageLimit > 0 ? pageLimit : r.defaultLimit, r.maxLimit, fl.cap,
 	    partial?.count ?? Infinity);
