@@ -597,8 +597,8 @@ vanished_covers(struct store *st, const struct rev *e)
 	return 0;
 }
 
-static int
-why_result(int why)
+int
+store_withdrawn_result(int why)
 {
 	switch (why) {
 	case STORE_WITHDRAWN_SUPERSEDED:
@@ -661,7 +661,7 @@ rules_refused(struct store *st, const struct rev *e, int64_t now)
 	if (withdraw(st, e, why, now) == -1 || refused_version(st, e, now) ==
 	    -1)
 		return -1;
-	return why_result(why);
+	return store_withdrawn_result(why);
 }
 
 /* The effects of a stored e on what was stored before. 0 or -1. */
@@ -958,52 +958,6 @@ store_rules_vanish_step(struct store *st, size_t max, int64_t *removed)
 
 /* ---- the conversion of an older store ----------------------------------- */
 
-/* The conversion's position, like the tag fill's. 1, 0 none, -1. */
-static int
-fill_pos(struct store *st, int64_t *next, int64_t *end)
-{
-	sqlite3_stmt	*stmt;
-	int		 rc, ret = 0;
-
-	stmt = store_stmt(st, "SELECT (SELECT value FROM meta WHERE key = "
-	    "'rules_fill_next'), (SELECT value FROM meta WHERE key = "
-	    "'rules_fill_end')");
-	if (stmt == NULL)
-		return -1;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) ==
-	    SQLITE_INTEGER && sqlite3_column_type(stmt, 1) == SQLITE_INTEGER) {
-		*next = sqlite3_column_int64(stmt, 0);
-		*end = sqlite3_column_int64(stmt, 1);
-		ret = 1;
-	}
-	store_stmt_done(stmt);
-	if (rc != SQLITE_ROW) {
-		log_warnx("store: rules fill: %s", sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return ret;
-}
-
-static int
-fill_save(struct store *st, int64_t next, int64_t end)
-{
-	sqlite3_stmt	*stmt;
-
-	if (next > end)
-		return store_exec(st, "DELETE FROM meta WHERE key IN "
-		    "('rules_fill_next', 'rules_fill_end')");
-	stmt = store_stmt(st, "UPDATE meta SET value = ?1 WHERE key = "
-	    "'rules_fill_next'");
-	if (stmt == NULL)
-		return -1;
-	if (sqlite3_bind_int64(stmt, 1, next) != SQLITE_OK) {
-		store_bind_fail(st, stmt, "rules fill");
-		return -1;
-	}
-	return store_step_done(st, stmt, "rules fill");
-}
-
 static int
 set_expiry(struct store *st, const uint8_t id[32], int64_t at)
 {
@@ -1086,7 +1040,7 @@ fill_run(struct store *st, void *arg)
 	size_t			 i;
 	int			 rc = SQLITE_DONE;
 
-	if ((rc = fill_pos(st, &next, &end)) != 1)
+	if ((rc = store_fill_pos(st, "rules_fill", &next, &end)) != 1)
 		return rc;
 	stmt = store_stmt(st, "SELECT id, pubkey, created_at, kind, rowid FROM "
 	    "events WHERE rowid >= ?1 AND rowid <= ?2 ORDER BY rowid LIMIT ?3");
@@ -1111,7 +1065,7 @@ fill_run(struct store *st, void *arg)
 			return -1;
 	next = r->n < r->max ? end + 1 : last + 1;
 	r->out = next > end ? 0 : end - next + 1;
-	if (fill_save(st, next, end) == -1)
+	if (store_fill_save(st, "rules_fill", next, end) == -1)
 		return -1;
 	return next > end ? 0 : 1;
 }

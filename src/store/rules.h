@@ -46,6 +46,9 @@ struct store_event_row;
 int	store_event_insert(struct store *, const struct store_event_row *,
 	    bool enqueue);
 
+/* The refusal (an enum store_insert) a tombstone's why stands for. */
+int	store_withdrawn_result(int why);
+
 /* Events the rules removed since the store was opened, per rule. */
 struct store_rules_stats {
 	uint64_t	superseded;	/* older versions a newer one replaced */

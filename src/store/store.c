@@ -682,6 +682,76 @@ store_close(struct store *st)
 	free(st);
 }
 
+/* The meta keys of the pass name: NAME_next and NAME_end. */
+static int
+fill_keys(const char *name, char next[64], char end[64])
+{
+	return snprintf(next, 64, "%s_next", name) >= 64 ||
+	    snprintf(end, 64, "%s_end", name) >= 64 ? -1 : 0;
+}
+
+int
+store_fill_pos(struct store *st, const char *name, int64_t *next,
+    int64_t *end)
+{
+	sqlite3_stmt	*stmt;
+	char		 kn[64], ke[64];
+	int		 rc, ret = 0;
+
+	if (fill_keys(name, kn, ke) == -1 || (stmt = store_stmt(st, "SELECT "
+	    "(SELECT value FROM meta WHERE key = ?1), (SELECT value FROM meta "
+	    "WHERE key = ?2)")) == NULL)
+		return -1;
+	if (sqlite3_bind_text(stmt, 1, kn, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(stmt, 2, ke, -1, SQLITE_STATIC) != SQLITE_OK) {
+		store_bind_fail(st, stmt, name);
+		return -1;
+	}
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) ==
+	    SQLITE_INTEGER && sqlite3_column_type(stmt, 1) == SQLITE_INTEGER) {
+		*next = sqlite3_column_int64(stmt, 0);
+		*end = sqlite3_column_int64(stmt, 1);
+		ret = 1;
+	}
+	store_stmt_done(stmt);
+	if (rc != SQLITE_ROW) {
+		log_warnx("store: %s: %s", name, sqlite3_errmsg(st->db));
+		return -1;
+	}
+	return ret;
+}
+
+int
+store_fill_save(struct store *st, const char *name, int64_t next,
+    int64_t end)
+{
+	sqlite3_stmt	*stmt;
+	char		 kn[64], ke[64];
+
+	int		 rc;
+
+	if (fill_keys(name, kn, ke) == -1)
+		return -1;
+	if (next > end) {
+		if ((stmt = store_stmt(st, "DELETE FROM meta WHERE key IN "
+		    "(?1, ?2)")) == NULL)
+			return -1;
+		rc = sqlite3_bind_text(stmt, 2, ke, -1, SQLITE_STATIC);
+	} else {
+		if ((stmt = store_stmt(st, "UPDATE meta SET value = ?2 WHERE "
+		    "key = ?1")) == NULL)
+			return -1;
+		rc = sqlite3_bind_int64(stmt, 2, next);
+	}
+	if (rc != SQLITE_OK || sqlite3_bind_text(stmt, 1, kn, -1,
+	    SQLITE_STATIC) != SQLITE_OK) {
+		store_bind_fail(st, stmt, name);
+		return -1;
+	}
+	return store_step_done(st, stmt, name);
+}
+
 void
 store_on_removed(struct store *st, store_removed_fn fn, void *arg)
 {

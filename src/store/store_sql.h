@@ -88,6 +88,18 @@ struct store_cursor_cache {
 };
 struct store_cursor_cache	*store_cursor_cache(struct store *);
 
+/*
+ * A pass over events in rowid order kept in meta across restarts (the tag
+ * index fill, the rules' conversion), its keys NAME_next and NAME_end:
+ * store_fill_pos gives 1 with *next and *end, 0 when no pass is pending,
+ * -1 on error; store_fill_save moves it to next, or ends it (both rows
+ * deleted) when next passed end; 0 or -1.
+ */
+int		 store_fill_pos(struct store *, const char *name, int64_t *next,
+		    int64_t *end);
+int		 store_fill_save(struct store *, const char *name, int64_t next,
+		    int64_t end);
+
 /* An event row with id left: tell the listener (store_on_removed). */
 void		 store_removed(struct store *, const uint8_t id[32]);
 

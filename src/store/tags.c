@@ -132,40 +132,13 @@ store_tags_delete(struct store *st, int64_t rowid, int64_t created_at,
 	return rc;
 }
 
-/* The fill's position: *next and *end, or 0 when no fill is pending. */
-static int
-fill_pos(struct store *st, int64_t *next, int64_t *end)
-{
-	sqlite3_stmt	*stmt;
-	int		 rc, ret = 0;
-
-	stmt = store_stmt(st, "SELECT (SELECT value FROM meta WHERE key = "
-	    "'tags_fill_next'), (SELECT value FROM meta WHERE key = "
-	    "'tags_fill_end')");
-	if (stmt == NULL)
-		return -1;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) ==
-	    SQLITE_INTEGER && sqlite3_column_type(stmt, 1) == SQLITE_INTEGER) {
-		*next = sqlite3_column_int64(stmt, 0);
-		*end = sqlite3_column_int64(stmt, 1);
-		ret = 1;
-	}
-	store_stmt_done(stmt);
-	if (rc != SQLITE_ROW) {
-		log_warnx("store: tags fill: %s", sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	return ret;
-}
-
 int
 store_tags_ready(struct store *st)
 {
 	int64_t	next, end;
 	int	rc;
 
-	if ((rc = fill_pos(st, &next, &end)) == -1)
+	if ((rc = store_fill_pos(st, "tags_fill", &next, &end)) == -1)
 		return -1;
 	return rc == 0 ? 1 : 0;
 }
@@ -211,26 +184,6 @@ fill_rows(struct store *st, int64_t next, int64_t end, size_t max,
 	return 0;
 }
 
-/* Move the fill to next, or end it when next passed end. 0 or -1. */
-static int
-fill_save(struct store *st, int64_t next, int64_t end)
-{
-	sqlite3_stmt	*stmt;
-
-	if (next > end)
-		return store_exec(st, "DELETE FROM meta WHERE key IN "
-		    "('tags_fill_next', 'tags_fill_end')");
-	stmt = store_stmt(st, "UPDATE meta SET value = ?1 WHERE key = "
-	    "'tags_fill_next'");
-	if (stmt == NULL)
-		return -1;
-	if (sqlite3_bind_int64(stmt, 1, next) != SQLITE_OK) {
-		store_bind_fail(st, stmt, "tags fill");
-		return -1;
-	}
-	return store_step_done(st, stmt, "tags fill");
-}
-
 int
 store_tags_fill_step(struct store *st, size_t max_events, int64_t *left)
 {
@@ -238,7 +191,7 @@ store_tags_fill_step(struct store *st, size_t max_events, int64_t *left)
 	size_t	nread;
 	int	rc;
 
-	if ((rc = fill_pos(st, &next, &end)) != 1) {
+	if ((rc = store_fill_pos(st, "tags_fill", &next, &end)) != 1) {
 		if (left != NULL)
 			*left = 0;
 		return rc;
@@ -250,7 +203,7 @@ store_tags_fill_step(struct store *st, size_t max_events, int64_t *left)
 		return -1;
 	}
 	next = nread < max_events ? end + 1 : last + 1;
-	if (fill_save(st, next, end) == -1) {
+	if (store_fill_save(st, "tags_fill", next, end) == -1) {
 		store_rollback(st);
 		return -1;
 	}

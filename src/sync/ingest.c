@@ -639,22 +639,6 @@ ingest_count_rule(struct ingest *ing, int rc)
 	}
 }
 
-/* The refusal a tombstone's why stands for (an enum store_insert). */
-static int
-withdrawn_result(int why)
-{
-	switch (why) {
-	case STORE_WITHDRAWN_SUPERSEDED:
-		return STORE_INSERT_OLDER;
-	case STORE_WITHDRAWN_EXPIRED:
-		return STORE_INSERT_EXPIRED;
-	case STORE_WITHDRAWN_VANISHED:
-		return STORE_INSERT_VANISHED;
-	default:
-		return STORE_INSERT_DELETED;
-	}
-}
-
 /*
  * An id withdrawn before (its tombstone made from a verified event): 1
  * with info from the tombstone and the refusal in info->not_kept, 0 when
@@ -673,7 +657,7 @@ ingest_withdrawn(struct ingest *ing, const uint8_t id[32],
 	memcpy(info->pubkey, w.pubkey, 32);
 	info->created_at = w.created_at;
 	info->kind = (uint32_t)w.kind;
-	info->not_kept = withdrawn_result(w.why);
+	info->not_kept = store_withdrawn_result(w.why);
 	return 1;
 }
 
