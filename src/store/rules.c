@@ -27,34 +27,10 @@
 #include "store/follows.h"
 #include "store/names.h"
 #include "store/rules.h"
+#include "store/rules_int.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 #include "store/withdrawn.h"
-
-/* What the rules read of one event: its row and what its tags say. */
-struct rev {
-	const uint8_t	*id;
-	const uint8_t	*pubkey;
-	uint32_t	 kind;
-	int64_t		 created_at;
-	const cJSON	*tags;
-	const char	*json;
-	size_t		 len;
-	int64_t		 expires_at;		/* -1: none */
-	uint8_t		 rcpt[RULES_MAX_RECIPIENTS][32];	/* a gift wrap's p */
-	size_t		 nrcpt;
-};
-
-/* A stored version: its id and time. */
-struct version {
-	uint8_t		id[32];
-	int64_t		created_at;
-};
-
-struct versions {
-	struct version	*v;
-	size_t		 n, cap;
-};
 
 struct rules_cache {
 	struct store_rules_stats	stats;
@@ -66,8 +42,8 @@ cache_free(void *p)
 	free(p);
 }
 
-static struct store_rules_stats *
-rstats(struct store *st)
+struct store_rules_stats *
+rules_stats_of(struct store *st)
 {
 	static struct store_rules_stats	 none;
 	struct store_cache		*slot = store_cache_slot(st,
@@ -88,12 +64,12 @@ rstats(struct store *st)
 const struct store_rules_stats *
 store_rules_stats(struct store *st)
 {
-	return rstats(st);
+	return rules_stats_of(st);
 }
 
 /* Fill e from an event's fields and tags (borrowed). */
-static void
-rev_init(struct rev *e, const uint8_t *id, const uint8_t *pubkey,
+void
+rules_rev_init(struct rev *e, const uint8_t *id, const uint8_t *pubkey,
     uint32_t kind, int64_t created_at, const cJSON *tags, const char *json,
     size_t len)
 {
@@ -149,9 +125,10 @@ is_root(struct store *st, const uint8_t pubkey[32])
  * A superseded version of a root's kind 0, 3 or 10002 is kept aside
  * (json NULL: read it from the stored row id). 0 or -1.
  */
-static int
-keep_aside(struct store *st, const uint8_t id[32], const uint8_t pubkey[32],
-    uint32_t kind, int64_t created_at, const char *json, size_t len)
+int
+rules_keep_aside(struct store *st, const uint8_t id[32],
+    const uint8_t pubkey[32], uint32_t kind, int64_t created_at,
+    const char *json, size_t len)
 {
 	struct buf	b;
 	int		rc;
@@ -170,12 +147,12 @@ keep_aside(struct store *st, const uint8_t id[32], const uint8_t pubkey[32],
 		buf_free(&b);
 	}
 	if (rc == 0)
-		rstats(st)->kept_aside++;
+		rules_stats_of(st)->kept_aside++;
 	return rc == -1 ? -1 : 0;
 }
 
-static bool
-replaceable(uint32_t kind)
+bool
+rules_replaceable(uint32_t kind)
 {
 	enum event_class	c = event_kind_class(kind);
 
@@ -216,8 +193,8 @@ floor_of_stored(struct store *st, const uint8_t id[32],
  * Remove the stored event id (of pubkey, kind, created_at) for why,
  * leaving its tombstone; *count (may be NULL) counts it. 0 or -1.
  */
-static int
-remove_withdraw(struct store *st, const uint8_t id[32],
+int
+rules_remove_withdraw(struct store *st, const uint8_t id[32],
     const uint8_t pubkey[32], uint32_t kind, int64_t created_at, int why,
     int64_t now, uint64_t *count)
 {
@@ -225,7 +202,7 @@ remove_withdraw(struct store *st, const uint8_t id[32],
 	int			rc;
 
 	/* Older versions of its key must not take its place. */
-	if (replaceable(kind) && why != STORE_WITHDRAWN_SUPERSEDED &&
+	if (rules_replaceable(kind) && why != STORE_WITHDRAWN_SUPERSEDED &&
 	    floor_of_stored(st, id, pubkey, kind, created_at) == -1)
 		return -1;
 	if ((rc = store_event_remove(st, id)) == -1)
@@ -328,7 +305,7 @@ key_versions(struct store *st, const uint8_t pubkey[32], uint32_t kind,
 	return 0;
 }
 
-/* e's "d" for its key: the tag's value, "" without one, NULL if not addressable. */
+/* e's "d": the tag's value, "" without one, NULL if not addressable. */
 static const char *
 rev_d(const struct rev *e)
 {
@@ -353,8 +330,8 @@ key_d(const struct rev *e)
  * newest (the versions it replaces into olds), 0 a stored one replaces
  * it, -1 on error.
  */
-static int
-key_standing(struct store *st, const struct rev *e, struct versions *olds)
+int
+rules_key_standing(struct store *st, const struct rev *e, struct versions *olds)
 {
 	struct versions	all = { 0 };
 	size_t		i;
@@ -386,11 +363,11 @@ remove_olds(struct store *st, const struct rev *e, const struct versions *o,
 	size_t	i;
 
 	for (i = 0; i < o->n; i++)
-		if (keep_aside(st, o->v[i].id, e->pubkey, e->kind,
+		if (rules_keep_aside(st, o->v[i].id, e->pubkey, e->kind,
 		    o->v[i].created_at, NULL, 0) == -1 ||
-		    remove_withdraw(st, o->v[i].id, e->pubkey, e->kind,
+		    rules_remove_withdraw(st, o->v[i].id, e->pubkey, e->kind,
 		    o->v[i].created_at, STORE_WITHDRAWN_SUPERSEDED, now,
-		    &rstats(st)->superseded) == -1)
+		    &rules_stats_of(st)->superseded) == -1)
 			return -1;
 	return 0;
 }
@@ -413,7 +390,7 @@ wrap_names(struct store *st, const uint8_t id[32], const uint8_t who[32])
 		rc = 0;
 		if (event_parse(&ev, (const char *)b.data, b.len,
 		    EVENT_MAX_BYTES_CEILING) == EVENT_OK) {
-			rev_init(&w, ev.id, ev.pubkey, ev.kind, ev.created_at,
+			rules_rev_init(&w, ev.id, ev.pubkey, ev.kind, ev.created_at,
 			    ev.tags, NULL, 0);
 			for (i = 0; i < w.nrcpt && rc == 0; i++)
 				rc = memcmp(w.rcpt[i], who, 32) == 0;
@@ -448,8 +425,8 @@ delete_id(struct store *st, const struct rev *del, const uint8_t id[32],
 	if (memcmp(d.pubkey, del->pubkey, 32) != 0 && (d.kind != 1059 ||
 	    (rc = wrap_names(st, id, del->pubkey)) != 1))
 		return rc == -1 ? -1 : 0;
-	return remove_withdraw(st, id, d.pubkey, d.kind, d.created_at,
-	    STORE_WITHDRAWN_DELETED, now, &rstats(st)->deleted);
+	return rules_remove_withdraw(st, id, d.pubkey, d.kind, d.created_at,
+	    STORE_WITHDRAWN_DELETED, now, &rules_stats_of(st)->deleted);
 }
 
 /* The deletion del names an address ("a") of its own author. */
@@ -462,7 +439,7 @@ delete_addr(struct store *st, const struct rev *del, uint32_t kind,
 	size_t		 i;
 	int		 rc = 0;
 
-	if (!replaceable(kind))
+	if (!rules_replaceable(kind))
 		return 0;
 	if ((dz = strndup(d, dlen)) == NULL) {
 		log_warn("store: rules delete address");
@@ -477,9 +454,9 @@ delete_addr(struct store *st, const struct rev *del, uint32_t kind,
 	    del->created_at, &vs) == -1)
 		rc = -1;
 	for (i = 0; rc == 0 && i < vs.n; i++)
-		rc = remove_withdraw(st, vs.v[i].id, del->pubkey, kind,
+		rc = rules_remove_withdraw(st, vs.v[i].id, del->pubkey, kind,
 		    vs.v[i].created_at, STORE_WITHDRAWN_DELETED, now,
-		    &rstats(st)->deleted);
+		    &rules_stats_of(st)->deleted);
 	free(vs.v);
 	free(dz);
 	return rc;
@@ -624,12 +601,12 @@ refused_version(struct store *st, const struct rev *e, int64_t now)
 	struct versions	olds = { 0 };
 	int		rc;
 
-	if (!replaceable(e->kind))
+	if (!rules_replaceable(e->kind))
 		return 0;
 	if (store_withdrawn_key_raise(st, e->pubkey, e->kind, key_d(e),
 	    e->created_at, e->id, STORE_WITHDRAWN_SUPERSEDED) == -1)
 		return -1;
-	if ((rc = key_standing(st, e, &olds)) == 1)
+	if ((rc = rules_key_standing(st, e, &olds)) == 1)
 		rc = remove_olds(st, e, &olds, now);
 	free(olds.v);
 	return rc == -1 ? -1 : 0;
@@ -653,7 +630,7 @@ rules_refused(struct store *st, const struct rev *e, int64_t now)
 	else
 		why = store_withdrawn_match(st, e->id, e->pubkey, e->kind,
 		    (const uint8_t (*)[32])e->rcpt, e->nrcpt);
-	if (why == 0 && replaceable(e->kind))
+	if (why == 0 && rules_replaceable(e->kind))
 		why = store_withdrawn_key_refuses(st, e->pubkey, e->kind,
 		    key_d(e), e->created_at, e->id);
 	if (why <= 0)
@@ -665,8 +642,8 @@ rules_refused(struct store *st, const struct rev *e, int64_t now)
 }
 
 /* The effects of a stored e on what was stored before. 0 or -1. */
-static int
-rules_effects(struct store *st, const struct rev *e, int64_t now)
+int
+rules_apply_effects(struct store *st, const struct rev *e, int64_t now)
 {
 	if (e->kind == 5)
 		return apply_deletion(st, e, now);
@@ -684,21 +661,22 @@ rules_insert(struct store *st, const struct store_event_row *row,
 	int64_t		 now = row->received_at;
 	int		 rc;
 
-	rev_init(&e, row->id, row->pubkey, row->kind, row->created_at,
+	rules_rev_init(&e, row->id, row->pubkey, row->kind, row->created_at,
 	    row->tags, row->json, row->json_len);
 	if ((rc = rules_refused(st, &e, now)) != 0)
 		return rc;
-	if (replaceable(e.kind) && (rc = key_standing(st, &e, &olds)) != 1) {
+	if (rules_replaceable(e.kind) &&
+	    (rc = rules_key_standing(st, &e, &olds)) != 1) {
 		free(olds.v);
 		if (rc == 0 && (withdraw(st, &e, STORE_WITHDRAWN_SUPERSEDED,
-		    now) == -1 || keep_aside(st, e.id, e.pubkey, e.kind,
+		    now) == -1 || rules_keep_aside(st, e.id, e.pubkey, e.kind,
 		    e.created_at, e.json, e.len) == -1))
 			return -1;
 		return rc == 0 ? STORE_INSERT_OLDER : -1;
 	}
 	rc = store_event_row_insert(st, row, e.expires_at, enqueue);
 	if (rc == STORE_INSERT_NEW && (remove_olds(st, &e, &olds, now) == -1 ||
-	    rules_effects(st, &e, now) == -1))
+	    rules_apply_effects(st, &e, now) == -1))
 		rc = -1;
 	if (rc == STORE_INSERT_NEW && olds.n > 0)
 		rc = STORE_INSERT_REPLACED;
@@ -741,349 +719,4 @@ store_rules_servable(struct store *st, const uint8_t pubkey[32],
 	if ((rc = store_vanished_get(st, pubkey, &until, vid)) != 1)
 		return rc == -1 ? -1 : 1;
 	return created_at > until || memcmp(id, vid, 32) == 0;
-}
-
-/* ---- steps -------------------------------------------------------------- */
-
-/* Run fn in the caller's transaction, or in one of its own. */
-static int
-in_tx(struct store *st, int (*fn)(struct store *, void *), void *arg)
-{
-	bool	nested = store_tx_depth(st) > 0;
-	int	rc;
-
-	if (!nested && store_begin(st) == -1)
-		return -1;
-	rc = fn(st, arg);
-	if (nested)
-		return rc;
-	if (rc == -1) {
-		store_rollback(st);
-		return -1;
-	}
-	return store_commit(st) == -1 ? -1 : rc;
-}
-
-/* Rows of a step, read before any is removed. */
-struct step_rows {
-	struct store_dedup	*d;
-	uint8_t			(*ids)[32];
-	size_t			 n, max;
-	int64_t			 a, b;		/* the step's arguments */
-	int64_t			 out;		/* what it reports */
-};
-
-static int
-rows_alloc(struct step_rows *r, size_t max)
-{
-	r->max = max;
-	r->n = 0;
-	r->d = calloc(max, sizeof(*r->d));
-	r->ids = calloc(max, 32);
-	if (r->d == NULL || r->ids == NULL) {
-		free(r->d);
-		free(r->ids);
-		log_warn("store: rules step");
-		return -1;
-	}
-	return 0;
-}
-
-static void
-rows_free(struct step_rows *r)
-{
-	free(r->d);
-	free(r->ids);
-}
-
-/* Read id, pubkey, created_at, kind rows of a bound stmt into r. */
-static int
-rows_read(struct store *st, sqlite3_stmt *stmt, struct step_rows *r,
-    const char *what)
-{
-	int	rc = SQLITE_DONE;
-
-	while (r->n < r->max && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (sqlite3_column_bytes(stmt, 0) != 32 ||
-		    sqlite3_column_bytes(stmt, 1) != 32)
-			continue;
-		memcpy(r->ids[r->n], sqlite3_column_blob(stmt, 0), 32);
-		memcpy(r->d[r->n].pubkey, sqlite3_column_blob(stmt, 1), 32);
-		r->d[r->n].created_at = sqlite3_column_int64(stmt, 2);
-		r->d[r->n].kind = (uint32_t)sqlite3_column_int64(stmt, 3);
-		r->n++;
-	}
-	if (r->n < r->max && rc != SQLITE_DONE) {
-		log_warnx("store: %s: %s", what, sqlite3_errmsg(store_db(st)));
-		store_stmt_done(stmt);
-		return -1;
-	}
-	store_stmt_done(stmt);
-	return 0;
-}
-
-static int
-expire_run(struct store *st, void *arg)
-{
-	struct step_rows	*r = arg;
-	sqlite3_stmt		*stmt;
-	size_t			 i;
-
-	stmt = store_stmt(st, "SELECT id, pubkey, created_at, kind FROM events "
-	    "WHERE expires_at IS NOT NULL AND expires_at <= ?1 ORDER BY "
-	    "expires_at LIMIT ?2");
-	if (stmt == NULL)
-		return -1;
-	if (sqlite3_bind_int64(stmt, 1, r->a) != SQLITE_OK ||
-	    sqlite3_bind_int64(stmt, 2, (int64_t)r->max) != SQLITE_OK) {
-		store_bind_fail(st, stmt, "rules expire");
-		return -1;
-	}
-	if (rows_read(st, stmt, r, "rules expire") == -1)
-		return -1;
-	for (i = 0; i < r->n; i++)
-		if (remove_withdraw(st, r->ids[i], r->d[i].pubkey, r->d[i].kind,
-		    r->d[i].created_at, STORE_WITHDRAWN_EXPIRED, r->a,
-		    &rstats(st)->expired) == -1)
-			return -1;
-	stmt = store_stmt(st, "SELECT min(expires_at) FROM events WHERE "
-	    "expires_at IS NOT NULL");
-	if (stmt == NULL)
-		return -1;
-	r->out = -1;
-	if (sqlite3_step(stmt) == SQLITE_ROW &&
-	    sqlite3_column_type(stmt, 0) == SQLITE_INTEGER)
-		r->out = sqlite3_column_int64(stmt, 0);
-	store_stmt_done(stmt);
-	return 0;
-}
-
-int64_t
-store_rules_expire_step(struct store *st, int64_t now, size_t max,
-    int64_t *next_at)
-{
-	struct step_rows	r = { 0 };
-	int64_t			n;
-
-	*next_at = -1;
-	if (rows_alloc(&r, max) == -1)
-		return -1;
-	r.a = now;
-	if (in_tx(st, expire_run, &r) == -1)
-		n = -1;
-	else {
-		n = (int64_t)r.n;
-		*next_at = r.out;
-	}
-	rows_free(&r);
-	return n;
-}
-
-/* The vanished author's events (then wraps to it) up to until, but the request. */
-static int
-vanish_rows(struct store *st, const uint8_t pk[32], int64_t until,
-    const uint8_t vid[32], bool wraps, struct step_rows *r)
-{
-	sqlite3_stmt	*stmt;
-
-	if (!wraps)
-		stmt = store_stmt(st, "SELECT id, pubkey, created_at, kind FROM "
-		    "events WHERE pubkey = ?1 AND created_at <= ?2 AND id != ?3 "
-		    "LIMIT ?4");
-	else
-		stmt = store_stmt(st, "SELECT e.id, e.pubkey, e.created_at, "
-		    "e.kind FROM event_tags t JOIN events e ON e.rowid = t.ev AND "
-		    "e.created_at = t.created_at WHERE t.name = 112 AND "
-		    "t.value = ?1 AND t.created_at <= ?2 AND e.kind = 1059 AND "
-		    "e.id != ?3 LIMIT ?4");
-	if (stmt == NULL)
-		return -1;
-	if (sqlite3_bind_blob(stmt, 1, pk, 32, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(stmt, 2, until) != SQLITE_OK ||
-	    sqlite3_bind_blob(stmt, 3, vid, 32, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(stmt, 4, (int64_t)(r->max - r->n)) !=
-	    SQLITE_OK) {
-		store_bind_fail(st, stmt, "rules vanish");
-		return -1;
-	}
-	return rows_read(st, stmt, r, "rules vanish");
-}
-
-static int
-vanish_run(struct store *st, void *arg)
-{
-	struct step_rows	*r = arg;
-	uint8_t			 pk[32], vid[32];
-	int64_t			 until;
-	size_t			 i;
-	int			 rc;
-
-	if ((rc = store_vanished_next_purge(st, pk, &until, vid)) != 1)
-		return rc;
-	if (vanish_rows(st, pk, until, vid, false, r) == -1 ||
-	    (r->n < r->max && vanish_rows(st, pk, until, vid, true, r) == -1))
-		return -1;
-	for (i = 0; i < r->n; i++) {
-		if (store_event_remove(st, r->ids[i]) == -1)
-			return -1;
-		if (r->d[i].kind == 0)
-			store_names_forget(st, r->d[i].pubkey);
-		rstats(st)->vanished++;
-	}
-	if (r->n < r->max && store_vanished_purged(st, pk) == -1)
-		return -1;
-	return 1;
-}
-
-int
-store_rules_vanish_step(struct store *st, size_t max, int64_t *removed)
-{
-	struct step_rows	r = { 0 };
-	int			rc;
-
-	if (removed != NULL)
-		*removed = 0;
-	if (store_vanished_pending(st) == 0)
-		return 0;
-	if (rows_alloc(&r, max) == -1)
-		return -1;
-	rc = in_tx(st, vanish_run, &r);
-	if (rc == 1 && removed != NULL)
-		*removed = (int64_t)r.n;
-	if (rc == 1 && store_vanished_pending(st) == 0)
-		rc = 0;
-	rows_free(&r);
-	return rc;
-}
-
-/* ---- the conversion of an older store ----------------------------------- */
-
-static int
-set_expiry(struct store *st, const uint8_t id[32], int64_t at)
-{
-	sqlite3_stmt	*stmt;
-
-	stmt = store_stmt(st, "UPDATE events SET expires_at = ?2 WHERE id = ?1");
-	if (stmt == NULL)
-		return -1;
-	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(stmt, 2, at) != SQLITE_OK) {
-		store_bind_fail(st, stmt, "rules expiry");
-		return -1;
-	}
-	return store_step_done(st, stmt, "rules expiry");
-}
-
-/* Bring one stored event (parsed ev) to the rules. 0 or -1. */
-static int
-fill_event(struct store *st, const struct event *ev, const char *json,
-    size_t len, int64_t now)
-{
-	struct versions	 olds = { 0 };
-	struct rev	 e;
-	int		 rc;
-
-	rev_init(&e, ev->id, ev->pubkey, ev->kind, ev->created_at, ev->tags,
-	    json, len);
-	if (event_kind_class(e.kind) == EVENT_CLASS_EPHEMERAL) {
-		rc = store_event_remove(st, e.id);
-		rstats(st)->ephemeral += rc == 1;
-		return rc == -1 ? -1 : 0;
-	}
-	if (e.expires_at >= 0 && set_expiry(st, e.id, e.expires_at) == -1)
-		return -1;
-	if (replaceable(e.kind)) {
-		rc = key_standing(st, &e, &olds);
-		free(olds.v);
-		if (rc == -1)
-			return -1;
-		if (rc == 0)
-			return keep_aside(st, e.id, e.pubkey, e.kind,
-			    e.created_at, json, len) == -1 ? -1 :
-			    remove_withdraw(st, e.id, e.pubkey, e.kind,
-			    e.created_at, STORE_WITHDRAWN_SUPERSEDED, now,
-			    &rstats(st)->superseded);
-	}
-	return rules_effects(st, &e, now);
-}
-
-/* One stored row by id, if it is still there, brought to the rules. */
-static int
-fill_one(struct store *st, const uint8_t id[32], int64_t now)
-{
-	struct buf	 b;
-	struct event	 ev;
-	int		 rc;
-
-	buf_init(&b, EVENT_SERIAL_MAX_BYTES);
-	event_init(&ev);
-	if ((rc = store_event_get(st, id, &b)) == 1) {
-		if (event_parse(&ev, (const char *)b.data, b.len,
-		    EVENT_MAX_BYTES_CEILING) == EVENT_OK &&
-		    memcmp(ev.id, id, 32) == 0)
-			rc = fill_event(st, &ev, (const char *)b.data, b.len,
-			    now);
-		else
-			rc = 0;		/* a row that no longer parses stays */
-		event_free(&ev);
-	}
-	buf_free(&b);
-	return rc == -1 ? -1 : 0;
-}
-
-static int
-fill_run(struct store *st, void *arg)
-{
-	struct step_rows	*r = arg;
-	sqlite3_stmt		*stmt;
-	int64_t			 next, end, last = 0;
-	size_t			 i;
-	int			 rc = SQLITE_DONE;
-
-	if ((rc = store_fill_pos(st, "rules_fill", &next, &end)) != 1)
-		return rc;
-	stmt = store_stmt(st, "SELECT id, pubkey, created_at, kind, rowid FROM "
-	    "events WHERE rowid >= ?1 AND rowid <= ?2 ORDER BY rowid LIMIT ?3");
-	if (stmt == NULL)
-		return -1;
-	if (sqlite3_bind_int64(stmt, 1, next) != SQLITE_OK ||
-	    sqlite3_bind_int64(stmt, 2, end) != SQLITE_OK ||
-	    sqlite3_bind_int64(stmt, 3, (int64_t)r->max) != SQLITE_OK) {
-		store_bind_fail(st, stmt, "rules fill");
-		return -1;
-	}
-	while (r->n < r->max && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		last = sqlite3_column_int64(stmt, 4);
-		if (sqlite3_column_bytes(stmt, 0) == 32)
-			memcpy(r->ids[r->n++], sqlite3_column_blob(stmt, 0), 32);
-	}
-	store_stmt_done(stmt);
-	if (r->n < r->max && rc != SQLITE_DONE)
-		return -1;
-	for (i = 0; i < r->n; i++)
-		if (fill_one(st, r->ids[i], r->a) == -1)
-			return -1;
-	next = r->n < r->max ? end + 1 : last + 1;
-	r->out = next > end ? 0 : end - next + 1;
-	if (store_fill_save(st, "rules_fill", next, end) == -1)
-		return -1;
-	return next > end ? 0 : 1;
-}
-
-int
-store_rules_fill_step(struct store *st, size_t max, int64_t *left)
-{
-	struct step_rows	r = { 0 };
-	int			rc;
-
-	if (left != NULL)
-		*left = 0;
-	if (rows_alloc(&r, max) == -1)
-		return -1;
-	r.a = clock_wall_s();
-	rc = in_tx(st, fill_run, &r);
-	if (rc >= 0 && left != NULL)
-		*left = r.out;
-	rows_free(&r);
-	return rc;
 }

@@ -1,17 +1,17 @@
 /*
  * withdrawn.h — what authors withdrew (migration 014): tombstones of event
- * ids the box will not keep, NIP-09 deletions of addresses, NIP-62
- * requests to vanish, and the superseded versions of the roots' own
- * profile, follow list and relay list kept aside.
+ * ids the box will not keep, floors under replaceable and addressable
+ * keys, NIP-62 requests to vanish, and the superseded versions of the
+ * roots' own profile, follow list and relay list kept aside.
  *
  * These are the tables the rules at the store's one door read and write
- * (store/rules.h); nothing here removes an event. A floor under a
- * replaceable or addressable key stands for versions withdrawn as a whole
- * (an address deleted, the newest version deleted or expired). A tombstone whose
- * created_at is known was made from an event that passed verification,
- * so its fields can be trusted like a stored row's: a fetch by id never
- * asks for it again. The table is bounded (STORE_WITHDRAWN_MAX rows, the
- * oldest withdrawn first out).
+ * (store/rules.h); nothing here removes an event. A floor under a key
+ * stands for versions withdrawn as a whole (an address deleted, the
+ * newest version deleted or expired). A tombstone whose created_at is
+ * known was made from an event that passed verification, so its fields
+ * can be trusted like a stored row's: a fetch by id never asks for it
+ * again. The table is bounded (STORE_WITHDRAWN_MAX rows, the oldest
+ * withdrawn first out).
  */
 #ifndef CACHEBOX_STORE_WITHDRAWN_H
 #define CACHEBOX_STORE_WITHDRAWN_H
