@@ -7,8 +7,12 @@
  * A pending row leaves only through store_inbox_confirm (the uplink was
  * told the event is stored: OK true, "duplicate:", a committed Postgres
  * transaction), and that delete bumps meta 'inbox_forwarded' in the same
- * transaction, so the total never disagrees with what left. A refused row
- * becomes 'dead' with the peer's reason and stays until retried.
+ * transaction, so the total never disagrees with what left; or through
+ * store_inbox_take, which never hands out a protected event (NIP-70) of
+ * another author than the box and deletes its row, counted in meta
+ * 'inbox_skipped_protected' in the same transaction. A refused row
+ * becomes 'dead' with the peer's reason and stays until retried. (Rows of
+ * events the store's rules remove go with them, store/events.h.)
  *
  * Every function runs synchronously on the loop and touches a bounded
  * number of rows. Functions that write open their own (nested)
@@ -61,17 +65,28 @@ struct inbox_counts {
 	int64_t		 pending;
 	int64_t		 dead;
 	int64_t		 forwarded;	/* meta inbox_forwarded, since the store began */
+	int64_t		 skipped_protected;	/* meta inbox_skipped_protected: others'
+						   protected events left out */
 	int64_t		 oldest_enqueued_at;	/* wall seconds; 0 when none pending */
 };
 
 /*
  * Replace batch's rows with pending rows whose seq is above after_seq, in
  * seq order: at most max_rows, and no more JSON bytes than max_bytes
- * (the first row is always taken, whatever its size). Number of rows
- * taken (0: nothing pending), or -1 (logged).
+ * (the first row is always taken, whatever its size). An event that has
+ * expired is left out; a protected event (NIP-70) whose pubkey is not
+ * self (the box's key, 32 bytes; NULL: any protected event) is skipped
+ * for good: its row is deleted and counted (the uplink authenticates as
+ * the box, so it could republish no one else's). Number of rows taken
+ * (0: nothing pending above after_seq), or -1 (logged).
  */
 int	store_inbox_take(struct store *, int64_t after_seq, size_t max_rows,
-	    size_t max_bytes, struct inbox_batch *batch);
+	    size_t max_bytes, const uint8_t *self, struct inbox_batch *batch);
+/*
+ * Whether the canonical event JSON json (len bytes) carries a tag named
+ * "-" (NIP-70 protected), the test store_inbox_take makes.
+ */
+bool	store_inbox_protected(const char *json, size_t len);
 /* Free the rows' strings and forget them (the array is kept for reuse). */
 void	store_inbox_batch_clear(struct inbox_batch *);
 /* Clear and release everything the batch holds. */

@@ -4,6 +4,7 @@
  * first, with at most UPLINK_WS_WINDOW events waiting for their OK. The
  * pool owns the connection, reconnects and NIP-42 (it answers AUTH with
  * the box key and resends an event refused with "auth-required:").
+ * The inbox never hands it someone else's protected event (NIP-70).
  *
  * What an OK means here:
  *   true, or "duplicate:"                     delivered: the row is deleted
@@ -27,6 +28,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "nostr/key.h"
 #include "relay/pool.h"
 #include "store/inbox.h"
 #include "uplink/driver.h"
@@ -53,6 +55,7 @@ struct nostr {
 	int64_t			 done[UPLINK_WS_WINDOW];
 	size_t			 ndone;
 	struct inbox_batch	 batch;
+	const uint8_t		*self;		/* the box's pubkey, or NULL */
 	char			 state[32];
 };
 
@@ -265,7 +268,7 @@ nostr_pump(struct nostr *ns)
 	if ((room = UPLINK_WS_WINDOW - ns->nout) == 0)
 		return;
 	n = store_inbox_take(ns->store, ns->after, room, UPLINK_WS_TAKE_BYTES,
-	    &ns->batch);
+	    ns->self, &ns->batch);
 	for (i = 0; n > 0 && i < (size_t)n; i++)
 		if (nostr_send(ns, &ns->batch.rows[i]) == -1)
 			break;
@@ -300,6 +303,7 @@ nostr_start(struct uplink *up, const char *url)
 	ns->up = up;
 	ns->loop = uplink_loop(up);
 	ns->store = uplink_store(up);
+	ns->self = uplink_key(up) != NULL ? uplink_key(up)->pubkey : NULL;
 	ns->wanted = true;
 	if ((ns->pool = uplink_pool(up)) == NULL ||
 	    pool_relay_add(ns->pool, url, RELAY_ROLE_UPLINK) == NULL ||

@@ -187,6 +187,7 @@ struct pg {
 	 */
 	int64_t			 done[UPLINK_PG_BATCH_ROWS];
 	size_t			 ndone;
+	const uint8_t		*self;		/* the box's pubkey, or NULL */
 	/* The answer to the query in flight. */
 	bool			 q_failed;
 	bool			 q_committed;
@@ -1007,7 +1008,7 @@ pg_prepare(struct pg *pg, struct pg_batch *b, int64_t after_seq)
 	int	n;
 
 	n = store_inbox_take(pg->store, after_seq, pg->batch_max,
-	    UPLINK_PG_BATCH_JSON_BYTES, &b->rows);
+	    UPLINK_PG_BATCH_JSON_BYTES, pg->self, &b->rows);
 	if (n <= 0)
 		return n;
 	if (pg_build(b) == -1) {
@@ -1089,6 +1090,7 @@ pg_start(struct uplink *up, const char *url)
 	pg->batch_max = UPLINK_PG_BATCH_ROWS;
 	pg->cur = &pg->slot[0];
 	pg->next = &pg->slot[1];
+	pg->self = uplink_key(up) != NULL ? uplink_key(up)->pubkey : NULL;
 	buf_init(&pg->slot[0].q, UPLINK_PG_QUERY_MAX_BYTES);
 	buf_init(&pg->slot[1].q, UPLINK_PG_QUERY_MAX_BYTES);
 	if (uplink_key(up) == NULL || hex_encode(uplink_key(up)->pubkey, 32,
