@@ -28,6 +28,8 @@
 #define META_ENQ_AT		"uplink_enqueue_at"
 #define META_ENQ_ID		"uplink_enqueue_id"
 #define META_SKIPPED		"inbox_skipped_protected"
+#define META_WD_AT		"uplink_withdrawn_at"
+#define META_WD_ID		"uplink_withdrawn_id"
 
 /* store_step_done, for a statement that may not have compiled. */
 static int
@@ -698,3 +700,82 @@ fail:
 	return -1;
 }
 
+/* The withdrawn cursor (at, id) into *at and id; none: before every row. */
+static int
+inbox_withdrawn_pos(struct store *st, int64_t *at, uint8_t id[32],
+    int *idlen)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	*at = INT64_MIN;
+	*idlen = 0;
+	s = store_stmt(st, "SELECT a.value, b.value FROM meta a, meta b "
+	    "WHERE a.key = '" META_WD_AT "' AND b.key = '" META_WD_ID "'");
+	if (s == NULL)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && sqlite3_column_bytes(s, 1) == 32) {
+		*at = sqlite3_column_int64(s, 0);
+		*idlen = 32;
+		memcpy(id, sqlite3_column_blob(s, 1), 32);
+	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return inbox_fail(st, s, "withdrawn position");
+	store_stmt_done(s);
+	return 0;
+}
+
+int
+store_inbox_withdrawn_next(struct store *st, int64_t before_at,
+    struct inbox_withdrawn *w)
+{
+	sqlite3_stmt	*s;
+	uint8_t		 id[32];
+	int64_t		 at;
+	int		 idlen, rc;
+
+	w->n = 0;
+	if (inbox_withdrawn_pos(st, &at, id, &idlen) == -1)
+		return -1;
+	s = store_stmt(st, "SELECT at, id FROM withdrawn WHERE (at, id) > "
+	    "(?1, ?2) AND at < ?3 ORDER BY at, id LIMIT ?4");
+	if (s == NULL)
+		return -1;
+	if (sqlite3_bind_int64(s, 1, at) != SQLITE_OK ||
+	    sqlite3_bind_blob(s, 2, idlen > 0 ? (const void *)id : "", idlen,
+	    SQLITE_TRANSIENT) != SQLITE_OK ||
+	    sqlite3_bind_int64(s, 3, before_at) != SQLITE_OK ||
+	    sqlite3_bind_int64(s, 4, UPLINK_WITHDRAWN_IDS) != SQLITE_OK)
+		return inbox_fail(st, s, "withdrawn");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (sqlite3_column_bytes(s, 1) != 32)
+			continue;
+		memcpy(w->ids[w->n++], sqlite3_column_blob(s, 1), 32);
+		w->last_at = sqlite3_column_int64(s, 0);
+		memcpy(w->last_id, sqlite3_column_blob(s, 1), 32);
+	}
+	if (rc != SQLITE_DONE) {
+		w->n = 0;
+		return inbox_fail(st, s, "withdrawn");
+	}
+	store_stmt_done(s);
+	return (int)w->n;
+}
+
+int
+store_inbox_withdrawn_done(struct store *st, const struct inbox_withdrawn *w)
+{
+	sqlite3_stmt	*s;
+
+	if (w->n == 0)
+		return 0;
+	s = store_stmt(st, "INSERT OR REPLACE INTO meta (key, value) VALUES "
+	    "('" META_WD_AT "', ?1), ('" META_WD_ID "', ?2)");
+	if (s == NULL)
+		return -1;
+	if (sqlite3_bind_int64(s, 1, w->last_at) != SQLITE_OK ||
+	    sqlite3_bind_blob(s, 2, w->last_id, 32, SQLITE_TRANSIENT) !=
+	    SQLITE_OK)
+		return inbox_fail(st, s, "withdrawn position");
+	return inbox_step(st, s, "withdrawn position");
+}

@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/limits.h"
+
 struct store;
 
 /* One pending row with its event, as the uplink sends it. */
@@ -163,5 +165,29 @@ int	store_inbox_enqueue_step(struct store *, size_t chunk, int64_t now_s,
 	    int64_t *queued);
 /* 1 while a queue-everything pass is unfinished, 0 if not, -1 (logged). */
 int	store_inbox_enqueue_active(struct store *);
+
+/*
+ * Ids the store's rules withdrew (the `withdrawn` table, store/withdrawn.h)
+ * after the uplink's cursor, for a peer that can still drop what it was
+ * sent and has not used yet (the Postgres driver's caching_event_inbox).
+ */
+struct inbox_withdrawn {
+	uint8_t		 ids[UPLINK_WITHDRAWN_IDS][32];
+	size_t		 n;
+	int64_t		 last_at;	/* the cursor after ids */
+	uint8_t		 last_id[32];
+};
+/*
+ * Fill w with at most UPLINK_WITHDRAWN_IDS ids withdrawn after the cursor
+ * (meta 'uplink_withdrawn_at', '_id'; none: from the oldest), in (at, id)
+ * order, withdrawn before before_at (wall seconds: a second still running
+ * may get rows that sort before the last one read). Number of ids, or -1
+ * (logged). The cursor moves only with store_inbox_withdrawn_done.
+ */
+int	store_inbox_withdrawn_next(struct store *, int64_t before_at,
+	    struct inbox_withdrawn *w);
+/* The peer dropped w's ids: move the cursor past them. 0 or -1 (logged). */
+int	store_inbox_withdrawn_done(struct store *,
+	    const struct inbox_withdrawn *w);
 
 #endif

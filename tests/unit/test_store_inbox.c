@@ -6,7 +6,7 @@
  * and the queue-everything pass for a new uplink target (oldest first, in
  * chunks, resumable, not queueing twice, forgotten when no uplink is set);
  * NIP-70: another author's protected event is never taken, from either
- * way into the inbox, and is counted.
+ * way into the inbox, and is counted; the cursor over withdrawn ids.
  * Events are inserted as raw rows: the inbox looks into them only for a
  * tag named "-".
  */
@@ -341,6 +341,65 @@ protected_of_others_skipped_after_requeue(void **state)
 	store_inbox_batch_free(&b);
 }
 
+/* A tombstone of id n (n < 256: n repeated; else n's two bytes first). */
+static void
+put_withdrawn(struct fixture *f, int n, int64_t at)
+{
+	sqlite3_stmt	*s;
+	uint8_t		 id[32];
+
+	memset(id, n < 256 ? n : 0xee, sizeof(id));
+	if (n >= 256) {
+		id[0] = (uint8_t)(n >> 8);
+		id[1] = (uint8_t)n;
+	}
+	s = store_stmt(f->st, "INSERT INTO withdrawn (id, pubkey, created_at, "
+	    "kind, why, at) VALUES (?1, ?1, 5, 1, 2, ?2)");
+	assert_non_null(s);
+	sqlite3_bind_blob(s, 1, id, 32, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, at);
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	store_stmt_done(s);
+}
+
+static void
+withdrawn_cursor(void **state)
+{
+	struct fixture		*f = *state;
+	struct inbox_withdrawn	*w = calloc(1, sizeof(*w));
+	int			 i;
+
+	assert_non_null(w);
+	assert_int_equal(store_inbox_withdrawn_next(f->st, 100, w), 0);
+	put_withdrawn(f, 7, 10);
+	put_withdrawn(f, 5, 10);
+	put_withdrawn(f, 1, 11);
+	put_withdrawn(f, 2, 20);
+	/* In (at, id) order, only before before_at. */
+	assert_int_equal(store_inbox_withdrawn_next(f->st, 15, w), 3);
+	assert_int_equal(w->ids[0][0], 5);
+	assert_int_equal(w->ids[1][0], 7);
+	assert_int_equal(w->ids[2][0], 1);
+	assert_int_equal(w->last_at, 11);
+	/* The cursor moves only when told. */
+	assert_int_equal(store_inbox_withdrawn_next(f->st, 15, w), 3);
+	assert_int_equal(store_inbox_withdrawn_done(f->st, w), 0);
+	assert_int_equal(store_inbox_withdrawn_next(f->st, 15, w), 0);
+	assert_int_equal(store_inbox_withdrawn_done(f->st, w), 0);
+	assert_int_equal(store_inbox_withdrawn_next(f->st, 21, w), 1);
+	assert_int_equal(w->ids[0][0], 2);
+	assert_int_equal(store_inbox_withdrawn_done(f->st, w), 0);
+	/* Bounded per call. */
+	for (i = 0; i < UPLINK_WITHDRAWN_IDS + 3; i++)
+		put_withdrawn(f, 256 + i, 30 + i / 2);
+	assert_int_equal(store_inbox_withdrawn_next(f->st, 10000, w),
+	    UPLINK_WITHDRAWN_IDS);
+	assert_int_equal(store_inbox_withdrawn_done(f->st, w), 0);
+	assert_int_equal(store_inbox_withdrawn_next(f->st, 10000, w), 3);
+	assert_int_equal(w->ids[2][1], (uint8_t)(256 + UPLINK_WITHDRAWN_IDS + 2));
+	free(w);
+}
+
 int
 main(void)
 {
@@ -358,6 +417,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    protected_of_others_skipped_after_requeue, setup, teardown),
+		cmocka_unit_test_setup_teardown(withdrawn_cursor, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
