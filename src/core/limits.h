@@ -249,6 +249,8 @@
 #define UPLINK_PG_COPY_CHUNK_BYTES	(64 * 1024)	/* COPY text handed to libpq at a time (PQputCopyData) */
 #define UPLINK_PG_CONNECT_TIMEOUT_MS	10000		/* URL to an open Postgres session, ms */
 #define UPLINK_PG_QUERY_TIMEOUT_MS	60000		/* one batch sent to its COMMIT answered, ms */
+#define UPLINK_WITHDRAWN_IDS		500		/* ids withdrawn here deleted from caching_event_inbox in one statement */
+#define UPLINK_WITHDRAWN_SETTLE_S	2		/* ids withdrawn in the last this many seconds wait (a second still running gets rows), s */
 #define UPLINK_WS_WINDOW		128		/* EVENTs sent and not yet answered by OK */
 #define UPLINK_WS_TAKE_BYTES		(256 * 1024)	/* event JSON bytes handed to the pool in one round */
 #define UPLINK_WS_OK_TIMEOUT_MS		10000		/* an EVENT with no OK after this forces a reconnect, ms */

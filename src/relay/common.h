@@ -28,6 +28,14 @@ enum relay_role {
 /* "bootstrap", "outbox", "custom", "uplink". */
 const char	*relay_role_name(enum relay_role);
 
+/* NIP-42 on the current connection (a new connection starts at NONE). */
+enum relay_auth {
+	RELAY_AUTH_NONE = 0,	/* no AUTH sent on this connection */
+	RELAY_AUTH_SENT,	/* AUTH sent, waiting for its OK */
+	RELAY_AUTH_OK,		/* the relay accepted our AUTH */
+	RELAY_AUTH_REFUSED,	/* the relay refused it */
+};
+
 /* Where a relay's connection is; relay_state_name() gives its word. */
 enum relay_state {
 	RELAY_NEW = 0,

@@ -631,6 +631,7 @@ pool_info_fill(const struct relay *r, struct pool_relay_info *info)
 	info->max_limit = r->max_limit;
 	info->max_subscriptions = r->max_subscriptions;
 	info->authenticated = r->auth == RELAY_AUTH_OK;
+	info->auth_state = r->auth;
 }
 
 size_t

@@ -147,7 +147,8 @@ struct pool_relay_info {
 	uint64_t	 cut_invalid;	/* connections cut for invalid input */
 	int64_t		 max_limit;	/* NIP-11, 0 when unknown */
 	int64_t		 max_subscriptions;
-	bool		 authenticated;
+	bool		 authenticated;	/* auth_state == RELAY_AUTH_OK */
+	enum relay_auth	 auth_state;
 };
 
 /* A pool on loop; opts is copied. NULL on allocation failure. */
@@ -237,9 +238,12 @@ unsigned	 pool_sub_resent(const struct pool_sub *);
  * Send ["EVENT", event_json] to url (must be open; no queueing while
  * down) and call cb once with the relay's OK, or with accepted false and
  * reason ERROR if the connection drops or RELAY_OK_TIMEOUT_MS passes
- * first. An "auth-required:" OK is retried once after authenticating.
- * 0 when sent (cb will run from the loop), -1 when refused now (not open,
- * bad JSON id, queue full, too many awaiting OK; cb never runs).
+ * first. An "auth-required:" OK is retried once after authenticating
+ * (not when this connection's AUTH was refused); cb gets the answer that
+ * follows, or "auth-required:" with the relay's words for the refused
+ * AUTH; pool_relay_info's auth_state, read inside cb, says which case it
+ * is. 0 when sent (cb will run from the loop), -1 when refused now (not
+ * open, bad JSON id, queue full, too many awaiting OK; cb never runs).
  */
 int		 pool_publish(struct pool *, const char *url,
 		    const char *event_json, size_t len, pool_ok_cb cb, void *arg);

@@ -656,9 +656,12 @@ relay_auth_done(struct relay *r, bool ok, const char *text)
 		if (!p->auth_wait)
 			continue;
 		p->auth_wait = false;
-		if (!ok || relay_publish(r, p) == -1)
+		if (!ok)
 			relay_pub_end(r, p, false, RELAY_REASON_AUTH_REQUIRED,
 			    text);
+		else if (relay_publish(r, p) == -1)
+			relay_pub_end(r, p, false, RELAY_REASON_ERROR,
+			    "error: could not send again after AUTH");
 	}
 	relay_pump(r);
 }
@@ -871,8 +874,14 @@ on_ok(struct relay *r, struct relay_msg *m)
 			break;
 	if (p == NULL)
 		return;
+	/*
+	 * "auth-required:" is sent again once after AUTH; not when this
+	 * connection's AUTH was refused already (no answer would come to
+	 * wait for): then, as after the resend, the answer is the owner's.
+	 */
 	if (!m->accepted && m->reason == RELAY_REASON_AUTH_REQUIRED &&
-	    !p->auth_retried && r->conf->key != NULL) {
+	    !p->auth_retried && r->conf->key != NULL &&
+	    r->auth != RELAY_AUTH_REFUSED) {
 		p->auth_retried = true;
 		if (r->auth == RELAY_AUTH_OK && relay_publish(r, p) == 0)
 			return;

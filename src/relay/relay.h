@@ -52,13 +52,6 @@ enum sub_state {
 	SUB_DEAD,		/* closed; reaped by the hook */
 };
 
-enum relay_auth {
-	RELAY_AUTH_NONE = 0,	/* no challenge seen on this connection */
-	RELAY_AUTH_SENT,	/* AUTH sent, waiting for its OK */
-	RELAY_AUTH_OK,
-	RELAY_AUTH_REFUSED,
-};
-
 struct pool_sub {
 	TAILQ_ENTRY(pool_sub)	 entry;
 	struct relay		*relay;

@@ -5,9 +5,13 @@
  * queue-everything step, which reads at most one chunk of the
  * (created_at, id) index per call.
  *
- * It never deletes a row that was not confirmed, and never changes the
- * forwarded total outside the transaction that deleted the rows.
+ * It never deletes a row that was not confirmed or skipped as another
+ * author's protected event, never hands out such an event, and never
+ * changes the forwarded or skipped totals outside the transaction that
+ * deleted the rows.
  */
+#define _GNU_SOURCE	/* memmem */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,9 @@
 #define META_TARGET		"uplink_target"
 #define META_ENQ_AT		"uplink_enqueue_at"
 #define META_ENQ_ID		"uplink_enqueue_id"
+#define META_SKIPPED		"inbox_skipped_protected"
+#define META_WD_AT		"uplink_withdrawn_at"
+#define META_WD_ID		"uplink_withdrawn_id"
 
 /* store_step_done, for a statement that may not have compiled. */
 static int
@@ -98,14 +105,101 @@ inbox_row_fill(sqlite3_stmt *s, struct inbox_row *r)
 	return 0;
 }
 
-int
-store_inbox_take(struct store *st, int64_t after_seq, size_t max_rows,
-    size_t max_bytes, struct inbox_batch *b)
+/* Add delta to the integer meta key (created at delta when absent). */
+static int
+inbox_meta_add(struct store *st, const char *key, int64_t delta)
+{
+	sqlite3_stmt	*s;
+
+	s = store_stmt(st, "INSERT INTO meta (key, value) VALUES (?1, ?2) "
+	    "ON CONFLICT (key) DO UPDATE SET value = value + excluded.value");
+	if (s == NULL)
+		return -1;
+	if (sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(s, 2, delta) != SQLITE_OK)
+		return inbox_fail(st, s, "meta add");
+	return inbox_step(st, s, "meta add");
+}
+
+bool
+store_inbox_protected(const char *json, size_t len)
+{
+	/*
+	 * In the canonical form only a tag whose first value is "-" holds
+	 * the bytes ["-" : the tags array holds arrays, not strings, and a
+	 * quote inside a string is escaped.
+	 */
+	return json != NULL && memmem(json, len, "[\"-\"", 4) != NULL;
+}
+
+/* Whether the take's current row is someone else's protected event. */
+static bool
+inbox_row_foreign_protected(sqlite3_stmt *s, const uint8_t *self)
+{
+	const void	*pk = sqlite3_column_blob(s, 2);
+
+	if (!store_inbox_protected((const char *)sqlite3_column_text(s, 6),
+	    (size_t)sqlite3_column_bytes(s, 6)))
+		return false;
+	return self == NULL || pk == NULL || sqlite3_column_bytes(s, 2) != 32 ||
+	    memcmp(pk, self, 32) != 0;
+}
+
+/* Note the current row as skipped: its seq into skip, logged. */
+static void
+inbox_row_skip(sqlite3_stmt *s, int64_t *skip, size_t *nskip)
+{
+	const uint8_t	*id = sqlite3_column_blob(s, 1);
+
+	skip[(*nskip)++] = sqlite3_column_int64(s, 0);
+	if (id != NULL && sqlite3_column_bytes(s, 1) == 32)
+		log_info_rl("uplink: not forwarding event %02x%02x%02x%02x...: "
+		    "protected (NIP-70) and not the box's own", id[0], id[1],
+		    id[2], id[3]);
+}
+
+/* Delete skipped rows skip[0..n) and count them, in one transaction. */
+static int
+inbox_skip_rows(struct store *st, const int64_t *skip, size_t n)
+{
+	sqlite3_stmt	*s;
+	size_t		 i;
+
+	if (n == 0)
+		return 0;
+	if (store_begin(st) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((s = store_stmt(st, "DELETE FROM inbox WHERE seq = ?1 "
+		    "AND state = 'pending'")) == NULL)
+			goto fail;
+		if (sqlite3_bind_int64(s, 1, skip[i]) != SQLITE_OK) {
+			store_bind_fail(st, s, "skip");
+			goto fail;
+		}
+		if (inbox_step(st, s, "skip") == -1)
+			goto fail;
+	}
+	if (inbox_meta_add(st, META_SKIPPED, (int64_t)n) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+/*
+ * One pass of the take: rows into b, someone else's protected events'
+ * seqs into skip (room for max_rows). Rows taken, or -1.
+ */
+static int
+inbox_take_pass(struct store *st, int64_t after_seq, size_t max_rows,
+    size_t max_bytes, const uint8_t *self, struct inbox_batch *b,
+    int64_t *skip, size_t *nskip)
 {
 	sqlite3_stmt	*s;
 	int		 rc;
 
-	store_inbox_batch_clear(b);
 	s = store_stmt(st, "SELECT i.seq, e.id, e.pubkey, e.kind, "
 	    "e.created_at, e.received_at, e.json, e.source, e.first_relay "
 	    "FROM inbox i JOIN events e ON e.id = i.event_id "
@@ -119,6 +213,10 @@ store_inbox_take(struct store *st, int64_t after_seq, size_t max_rows,
 	    sqlite3_bind_int64(s, 3, clock_wall_s()) != SQLITE_OK)
 		return inbox_fail(st, s, "take");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (inbox_row_foreign_protected(s, self)) {
+			inbox_row_skip(s, skip, nskip);
+			continue;
+		}
 		if (b->n > 0 && b->json_bytes +
 		    (size_t)sqlite3_column_bytes(s, 6) > max_bytes)
 			break;
@@ -126,17 +224,47 @@ store_inbox_take(struct store *st, int64_t after_seq, size_t max_rows,
 		    inbox_row_fill(s, &b->rows[b->n]) == -1) {
 			log_warnx("store: inbox take: out of memory or a bad row");
 			store_stmt_done(s);
-			store_inbox_batch_clear(b);
 			return -1;
 		}
 		b->json_bytes += b->rows[b->n++].json_len;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		store_inbox_batch_clear(b);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return inbox_fail(st, s, "take");
-	}
 	store_stmt_done(s);
 	return (int)b->n;
+}
+
+int
+store_inbox_take(struct store *st, int64_t after_seq, size_t max_rows,
+    size_t max_bytes, const uint8_t *self, struct inbox_batch *b)
+{
+	int64_t	*skip;
+	size_t	 nskip;
+	int	 n;
+
+	store_inbox_batch_clear(b);
+	if (max_rows == 0)
+		return 0;
+	if ((skip = calloc(max_rows, sizeof(*skip))) == NULL)
+		return -1;
+	/*
+	 * NIP-70: the box authenticates as itself, so it may republish only
+	 * its own protected events. Every way out of the inbox passes here,
+	 * so none of someone else's leaves it for the peer: such a row is
+	 * deleted and counted. A pass that found nothing but skipped rows
+	 * looks again, so "nothing taken" still means nothing pending.
+	 */
+	do {
+		nskip = 0;
+		n = inbox_take_pass(st, after_seq, max_rows, max_bytes, self, b,
+		    skip, &nskip);
+		if (n == -1 || inbox_skip_rows(st, skip, nskip) == -1) {
+			store_inbox_batch_clear(b);
+			n = -1;
+		}
+	} while (n == 0 && nskip > 0);
+	free(skip);
+	return n;
 }
 
 void
@@ -158,22 +286,6 @@ store_inbox_batch_free(struct inbox_batch *b)
 	store_inbox_batch_clear(b);
 	free(b->rows);
 	memset(b, 0, sizeof(*b));
-}
-
-/* Add delta to the integer meta key (created at delta when absent). */
-static int
-inbox_meta_add(struct store *st, const char *key, int64_t delta)
-{
-	sqlite3_stmt	*s;
-
-	s = store_stmt(st, "INSERT INTO meta (key, value) VALUES (?1, ?2) "
-	    "ON CONFLICT (key) DO UPDATE SET value = value + excluded.value");
-	if (s == NULL)
-		return -1;
-	if (sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(s, 2, delta) != SQLITE_OK)
-		return inbox_fail(st, s, "meta add");
-	return inbox_step(st, s, "meta add");
 }
 
 /* Delete the pending row seq. 1 deleted, 0 not pending, -1. */
@@ -343,6 +455,9 @@ store_inbox_counts(struct store *st, struct inbox_counts *c)
 	    "WHERE state = 'dead'", &c->dead) == -1 ||
 	    inbox_query_int(st, "SELECT coalesce((SELECT value FROM meta "
 	    "WHERE key = '" META_FORWARDED "'), 0)", &c->forwarded) == -1 ||
+	    inbox_query_int(st, "SELECT coalesce((SELECT value FROM meta "
+	    "WHERE key = '" META_SKIPPED "'), 0)", &c->skipped_protected) ==
+	    -1 ||
 	    inbox_query_int(st, "SELECT enqueued_at FROM inbox "
 	    "WHERE state = 'pending' ORDER BY seq LIMIT 1",
 	    &c->oldest_enqueued_at) == -1) {
@@ -583,4 +698,84 @@ store_inbox_enqueue_step(struct store *st, size_t chunk, int64_t now_s,
 fail:
 	store_rollback(st);
 	return -1;
+}
+
+/* The withdrawn cursor (at, id) into *at and id; none: before every row. */
+static int
+inbox_withdrawn_pos(struct store *st, int64_t *at, uint8_t id[32],
+    int *idlen)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	*at = INT64_MIN;
+	*idlen = 0;
+	s = store_stmt(st, "SELECT a.value, b.value FROM meta a, meta b "
+	    "WHERE a.key = '" META_WD_AT "' AND b.key = '" META_WD_ID "'");
+	if (s == NULL)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && sqlite3_column_bytes(s, 1) == 32) {
+		*at = sqlite3_column_int64(s, 0);
+		*idlen = 32;
+		memcpy(id, sqlite3_column_blob(s, 1), 32);
+	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return inbox_fail(st, s, "withdrawn position");
+	store_stmt_done(s);
+	return 0;
+}
+
+int
+store_inbox_withdrawn_next(struct store *st, int64_t before_at,
+    struct inbox_withdrawn *w)
+{
+	sqlite3_stmt	*s;
+	uint8_t		 id[32];
+	int64_t		 at;
+	int		 idlen, rc;
+
+	w->n = 0;
+	if (inbox_withdrawn_pos(st, &at, id, &idlen) == -1)
+		return -1;
+	s = store_stmt(st, "SELECT at, id FROM withdrawn WHERE (at, id) > "
+	    "(?1, ?2) AND at < ?3 ORDER BY at, id LIMIT ?4");
+	if (s == NULL)
+		return -1;
+	if (sqlite3_bind_int64(s, 1, at) != SQLITE_OK ||
+	    sqlite3_bind_blob(s, 2, idlen > 0 ? (const void *)id : "", idlen,
+	    SQLITE_TRANSIENT) != SQLITE_OK ||
+	    sqlite3_bind_int64(s, 3, before_at) != SQLITE_OK ||
+	    sqlite3_bind_int64(s, 4, UPLINK_WITHDRAWN_IDS) != SQLITE_OK)
+		return inbox_fail(st, s, "withdrawn");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (sqlite3_column_bytes(s, 1) != 32)
+			continue;
+		memcpy(w->ids[w->n++], sqlite3_column_blob(s, 1), 32);
+		w->last_at = sqlite3_column_int64(s, 0);
+		memcpy(w->last_id, sqlite3_column_blob(s, 1), 32);
+	}
+	if (rc != SQLITE_DONE) {
+		w->n = 0;
+		return inbox_fail(st, s, "withdrawn");
+	}
+	store_stmt_done(s);
+	return (int)w->n;
+}
+
+int
+store_inbox_withdrawn_done(struct store *st, const struct inbox_withdrawn *w)
+{
+	sqlite3_stmt	*s;
+
+	if (w->n == 0)
+		return 0;
+	s = store_stmt(st, "INSERT OR REPLACE INTO meta (key, value) VALUES "
+	    "('" META_WD_AT "', ?1), ('" META_WD_ID "', ?2)");
+	if (s == NULL)
+		return -1;
+	if (sqlite3_bind_int64(s, 1, w->last_at) != SQLITE_OK ||
+	    sqlite3_bind_blob(s, 2, w->last_id, 32, SQLITE_TRANSIENT) !=
+	    SQLITE_OK)
+		return inbox_fail(st, s, "withdrawn position");
+	return inbox_step(st, s, "withdrawn position");
 }

@@ -7,8 +7,12 @@
  * A pending row leaves only through store_inbox_confirm (the uplink was
  * told the event is stored: OK true, "duplicate:", a committed Postgres
  * transaction), and that delete bumps meta 'inbox_forwarded' in the same
- * transaction, so the total never disagrees with what left. A refused row
- * becomes 'dead' with the peer's reason and stays until retried.
+ * transaction, so the total never disagrees with what left; or through
+ * store_inbox_take, which never hands out a protected event (NIP-70) of
+ * another author than the box and deletes its row, counted in meta
+ * 'inbox_skipped_protected' in the same transaction. A refused row
+ * becomes 'dead' with the peer's reason and stays until retried. (Rows of
+ * events the store's rules remove go with them, store/events.h.)
  *
  * Every function runs synchronously on the loop and touches a bounded
  * number of rows. Functions that write open their own (nested)
@@ -20,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/limits.h"
 
 struct store;
 
@@ -61,17 +67,28 @@ struct inbox_counts {
 	int64_t		 pending;
 	int64_t		 dead;
 	int64_t		 forwarded;	/* meta inbox_forwarded, since the store began */
+	int64_t		 skipped_protected;	/* meta inbox_skipped_protected: others'
+						   protected events left out */
 	int64_t		 oldest_enqueued_at;	/* wall seconds; 0 when none pending */
 };
 
 /*
  * Replace batch's rows with pending rows whose seq is above after_seq, in
  * seq order: at most max_rows, and no more JSON bytes than max_bytes
- * (the first row is always taken, whatever its size). Number of rows
- * taken (0: nothing pending), or -1 (logged).
+ * (the first row is always taken, whatever its size). An event that has
+ * expired is left out; a protected event (NIP-70) whose pubkey is not
+ * self (the box's key, 32 bytes; NULL: any protected event) is skipped
+ * for good: its row is deleted and counted (the uplink authenticates as
+ * the box, so it could republish no one else's). Number of rows taken
+ * (0: nothing pending above after_seq), or -1 (logged).
  */
 int	store_inbox_take(struct store *, int64_t after_seq, size_t max_rows,
-	    size_t max_bytes, struct inbox_batch *batch);
+	    size_t max_bytes, const uint8_t *self, struct inbox_batch *batch);
+/*
+ * Whether the canonical event JSON json (len bytes) carries a tag named
+ * "-" (NIP-70 protected), the test store_inbox_take makes.
+ */
+bool	store_inbox_protected(const char *json, size_t len);
 /* Free the rows' strings and forget them (the array is kept for reuse). */
 void	store_inbox_batch_clear(struct inbox_batch *);
 /* Clear and release everything the batch holds. */
@@ -148,5 +165,29 @@ int	store_inbox_enqueue_step(struct store *, size_t chunk, int64_t now_s,
 	    int64_t *queued);
 /* 1 while a queue-everything pass is unfinished, 0 if not, -1 (logged). */
 int	store_inbox_enqueue_active(struct store *);
+
+/*
+ * Ids the store's rules withdrew (the `withdrawn` table, store/withdrawn.h)
+ * after the uplink's cursor, for a peer that can still drop what it was
+ * sent and has not used yet (the Postgres driver's caching_event_inbox).
+ */
+struct inbox_withdrawn {
+	uint8_t		 ids[UPLINK_WITHDRAWN_IDS][32];
+	size_t		 n;
+	int64_t		 last_at;	/* the cursor after ids */
+	uint8_t		 last_id[32];
+};
+/*
+ * Fill w with at most UPLINK_WITHDRAWN_IDS ids withdrawn after the cursor
+ * (meta 'uplink_withdrawn_at', '_id'; none: from the oldest), in (at, id)
+ * order, withdrawn before before_at (wall seconds: a second still running
+ * may get rows that sort before the last one read). Number of ids, or -1
+ * (logged). The cursor moves only with store_inbox_withdrawn_done.
+ */
+int	store_inbox_withdrawn_next(struct store *, int64_t before_at,
+	    struct inbox_withdrawn *w);
+/* The peer dropped w's ids: move the cursor past them. 0 or -1 (logged). */
+int	store_inbox_withdrawn_done(struct store *,
+	    const struct inbox_withdrawn *w);
 
 #endif

@@ -598,6 +598,11 @@ static const struct metric_def metric_defs[] = {
 	GAUGE("inbox.rejected", "cachebox_inbox_dead_letters",
 	    "Events the uplink refused, held as dead letters (falls on "
 	    "retry)."),
+	COUNTER("inbox.skipped_protected",
+	    "cachebox_inbox_skipped_protected_total",
+	    "Protected events (NIP-70) of other authors the uplink did not "
+	    "forward (the box may republish only its own), since the store "
+	    "began."),
 	GAUGE("inbox.oldest_pending_age_s",
 	    "cachebox_inbox_oldest_pending_age_seconds",
 	    "Age of the oldest event waiting for the uplink, seconds."),

@@ -3,14 +3,18 @@
  * relay as ["EVENT", ...] through the relay pool (role uplink), oldest
  * first, with at most UPLINK_WS_WINDOW events waiting for their OK. The
  * pool owns the connection, reconnects and NIP-42 (it answers AUTH with
- * the box key and resends an event refused with "auth-required:").
+ * the box key and resends an event refused with "auth-required:" once).
+ * The inbox never hands it someone else's protected event (NIP-70).
  *
  * What an OK means here:
  *   true, or "duplicate:"                     delivered: the row is deleted
  *   "blocked:" "invalid:" "pow:" "restricted:"  dead letter with the reason
- *   "mute:" or an unknown prefix
- *   "rate-limited:", "auth-required:" (after   pause (growing), then resend
- *   the pool's retry), "error:", lost link     from the oldest pending row
+ *   "mute:" or an unknown prefix, and
+ *   "auth-required:" after the relay accepted
+ *   our AUTH and the pool's one resend
+ *   "rate-limited:", "auth-required:" while     pause (growing), then resend
+ *   our AUTH is refused or was never asked      from the oldest pending row
+ *   for, "error:", lost link
  *   no OK within UPLINK_WS_OK_TIMEOUT_MS        reconnect, then resend
  * Confirmations are collected during a round and deleted in one
  * transaction by the loop hook; sending happens there too, never inside
@@ -27,6 +31,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "nostr/key.h"
 #include "relay/pool.h"
 #include "store/inbox.h"
 #include "uplink/driver.h"
@@ -53,6 +58,7 @@ struct nostr {
 	int64_t			 done[UPLINK_WS_WINDOW];
 	size_t			 ndone;
 	struct inbox_batch	 batch;
+	const uint8_t		*self;		/* the box's pubkey, or NULL */
 	char			 state[32];
 };
 
@@ -113,6 +119,36 @@ nostr_dead(struct nostr *ns, int64_t seq, const char *msg)
 	}
 }
 
+/*
+ * "auth-required:" for the row seq, after the pool's handling (pool.h):
+ * with our AUTH accepted on this connection the relay will not take this
+ * event from the box whatever it does, so it becomes a dead letter with
+ * the relay's words; otherwise the uplink waits, saying why.
+ */
+static void
+nostr_auth_required(struct nostr *ns, int64_t seq, const char *msg)
+{
+	struct pool_relay_info	info;
+
+	if (pool_relay_info_url(ns->pool, ns->url, &info) == -1)
+		info.auth_state = RELAY_AUTH_NONE;
+	switch (info.auth_state) {
+	case RELAY_AUTH_OK:
+		nostr_dead(ns, seq, msg);
+		break;
+	case RELAY_AUTH_REFUSED:
+		nostr_pause(ns, "relay wants AUTH and refused ours", msg);
+		break;
+	case RELAY_AUTH_SENT:
+		nostr_pause(ns, "relay wants AUTH and has not answered ours",
+		    msg);
+		break;
+	default:
+		nostr_pause(ns, "relay wants AUTH and sent no challenge", msg);
+		break;
+	}
+}
+
 static void
 nostr_ok(const uint8_t id[32], bool accepted, enum relay_reason reason,
     const char *msg, void *arg)
@@ -137,7 +173,7 @@ nostr_ok(const uint8_t id[32], bool accepted, enum relay_reason reason,
 		nostr_pause(ns, "relay rate-limited the uplink", msg);
 		break;
 	case RELAY_REASON_AUTH_REQUIRED:
-		nostr_pause(ns, "relay wants AUTH and did not accept ours", msg);
+		nostr_auth_required(ns, seq, msg);
 		break;
 	case RELAY_REASON_ERROR:
 		nostr_pause(ns, "no OK", msg);
@@ -265,7 +301,7 @@ nostr_pump(struct nostr *ns)
 	if ((room = UPLINK_WS_WINDOW - ns->nout) == 0)
 		return;
 	n = store_inbox_take(ns->store, ns->after, room, UPLINK_WS_TAKE_BYTES,
-	    &ns->batch);
+	    ns->self, &ns->batch);
 	for (i = 0; n > 0 && i < (size_t)n; i++)
 		if (nostr_send(ns, &ns->batch.rows[i]) == -1)
 			break;
@@ -300,6 +336,7 @@ nostr_start(struct uplink *up, const char *url)
 	ns->up = up;
 	ns->loop = uplink_loop(up);
 	ns->store = uplink_store(up);
+	ns->self = uplink_key(up) != NULL ? uplink_key(up)->pubkey : NULL;
 	ns->wanted = true;
 	if ((ns->pool = uplink_pool(up)) == NULL ||
 	    pool_relay_add(ns->pool, url, RELAY_ROLE_UPLINK) == NULL ||

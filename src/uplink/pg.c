@@ -26,6 +26,16 @@
  * other failure (password, unreachable host, missing table, server gone
  * mid-batch) keeps every row pending, shows the reason as last_error and
  * reconnects with backoff.
+ *
+ * What the store's rules withdraw after it was sent (deleted, superseded,
+ * expired: the `withdrawn` table) is deleted from caching_event_inbox
+ * too, where the relay's poller has not taken it yet: the driver follows
+ * that table with a cursor (store_inbox_withdrawn_next), at most
+ * UPLINK_WITHDRAWN_IDS ids per DELETE, its own transaction, between
+ * batches; the cursor moves once the DELETE is answered, so a restart
+ * repeats at most one DELETE, which changes nothing the second time. The
+ * batch built ahead is dropped first (it may hold such an event; it is
+ * taken again from the inbox, which no longer does).
  */
 #include <sys/socket.h>
 
@@ -131,6 +141,7 @@ enum pg_state {
 	PG_SENDING,		/* a batch in flight, its rows not being fed */
 	PG_COPYING,		/* feeding the batch's rows to its COPY */
 	PG_ROLLBACK,		/* ending a transaction a refused batch left */
+	PG_WITHDRAWING,		/* deleting withdrawn events not yet taken */
 	PG_BACKOFF,
 	PG_FAILED,		/* the URL can never work */
 };
@@ -144,6 +155,7 @@ static const char *const pg_state_names[] = {
 	[PG_SENDING] = "sending",
 	[PG_COPYING] = "sending",
 	[PG_ROLLBACK] = "rolling back",
+	[PG_WITHDRAWING] = "sending",
 	[PG_BACKOFF] = "backoff",
 	[PG_FAILED] = "failed",
 };
@@ -187,9 +199,14 @@ struct pg {
 	 */
 	int64_t			 done[UPLINK_PG_BATCH_ROWS];
 	size_t			 ndone;
+	/* The withdrawn ids of the DELETE in flight (PG_WITHDRAWING). */
+	struct inbox_withdrawn	*wd;
+	struct buf		 wd_sql;
+	const uint8_t		*self;		/* the box's pubkey, or NULL */
 	/* The answer to the query in flight. */
 	bool			 q_failed;
 	bool			 q_committed;
+	int64_t			 q_deleted;	/* rows a DELETE removed */
 	char			 q_error[UPLINK_ERROR_MAX + 1];
 	char			 q_sqlstate[6];
 };
@@ -515,6 +532,7 @@ static void
 pg_send(struct pg *pg, const char *sql, enum pg_state state)
 {
 	pg->q_failed = pg->q_committed = pg->copy_begun = false;
+	pg->q_deleted = 0;
 	pg->copy_off = 0;
 	pg->q_error[0] = pg->q_sqlstate[0] = '\0';
 	if (pq.PQsendQuery(pg->conn, sql) == 0) {
@@ -713,6 +731,9 @@ pg_result(struct pg *pg, PGresult *res)
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
 		if (strcmp(pq.PQcmdStatus(res), "COMMIT") == 0)
 			pg->q_committed = true;
+		else if (strncmp(pq.PQcmdStatus(res), "DELETE ", 7) == 0)
+			pg->q_deleted = strtoll(pq.PQcmdStatus(res) + 7, NULL,
+			    10);
 		else if (pg->state == PG_SENDING && !pg->q_failed &&
 		    strcmp(pq.PQcmdStatus(res), "ROLLBACK") == 0) {
 			pg->q_failed = true;
@@ -796,6 +817,74 @@ pg_batch_refused(struct pg *pg)
 	pg_pump(pg);
 }
 
+/*
+ * The DELETE of w's ids from caching_event_inbox into sql (hex ids from
+ * our own encoder: nothing to quote). 0 or -1.
+ */
+static int
+pg_withdraw_sql(struct buf *sql, const struct inbox_withdrawn *w)
+{
+	char	hex[65];
+	size_t	i;
+	int	rc;
+
+	buf_reset(sql);
+	rc = buf_puts(sql, "DELETE FROM caching_event_inbox WHERE event_id "
+	    "IN (");
+	for (i = 0; i < w->n && rc == 0; i++) {
+		if (hex_encode(w->ids[i], 32, hex, sizeof(hex)) == -1)
+			return -1;
+		rc = buf_printf(sql, "%s'%s'", i > 0 ? "," : "", hex);
+	}
+	if (rc == 0)
+		rc = buf_putc(sql, ')');
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * Events withdrawn here since the cursor (before the last
+ * UPLINK_WITHDRAWN_SETTLE_S seconds): send their DELETE, dropping the
+ * batch built ahead. True when a query went out (or the session failed).
+ */
+static bool
+pg_withdraw(struct pg *pg)
+{
+	int	n;
+
+	n = store_inbox_withdrawn_next(pg->store, clock_wall_s() -
+	    UPLINK_WITHDRAWN_SETTLE_S, pg->wd);
+	if (n <= 0)
+		return false;
+	if (pg_withdraw_sql(&pg->wd_sql, pg->wd) == -1) {
+		pg->wd->n = 0;
+		return false;
+	}
+	pg_confirm(pg);
+	store_inbox_batch_clear(&pg->next->rows);
+	pg->next_ready = false;
+	pg_send(pg, buf_cstr(&pg->wd_sql), PG_WITHDRAWING);
+	return true;
+}
+
+/* The DELETE of withdrawn events was answered: move the cursor. */
+static void
+pg_withdrawn(struct pg *pg)
+{
+	if (pg->q_failed) {
+		pg_fail(pg, "deleting withdrawn events from "
+		    "caching_event_inbox", pg->q_error);
+		return;
+	}
+	if (store_inbox_withdrawn_done(pg->store, pg->wd) == 0 &&
+	    pg->q_deleted > 0)
+		log_info("uplink: %lld withdrawn event(s) deleted from "
+		    "caching_event_inbox before the relay took them",
+		    (long long)pg->q_deleted);
+	pg->wd->n = 0;
+	pg_set_state(pg, PG_READY);
+	pg_pump(pg);
+}
+
 /* The query in flight has all its results. */
 static void
 pg_query_done(struct pg *pg)
@@ -824,6 +913,9 @@ pg_query_done(struct pg *pg)
 			pg_batch_ok(pg);
 		else
 			pg_batch_refused(pg);
+		break;
+	case PG_WITHDRAWING:
+		pg_withdrawn(pg);
 		break;
 	case PG_ROLLBACK:
 		if (pg->q_failed) {
@@ -1007,7 +1099,7 @@ pg_prepare(struct pg *pg, struct pg_batch *b, int64_t after_seq)
 	int	n;
 
 	n = store_inbox_take(pg->store, after_seq, pg->batch_max,
-	    UPLINK_PG_BATCH_JSON_BYTES, &b->rows);
+	    UPLINK_PG_BATCH_JSON_BYTES, pg->self, &b->rows);
 	if (n <= 0)
 		return n;
 	if (pg_build(b) == -1) {
@@ -1028,7 +1120,7 @@ pg_pump(struct pg *pg)
 {
 	struct pg_batch	*b;
 
-	if (pg->state != PG_READY)
+	if (pg->state != PG_READY || pg_withdraw(pg))
 		return;
 	if (pg->next_ready) {
 		b = pg->cur;
@@ -1089,6 +1181,14 @@ pg_start(struct uplink *up, const char *url)
 	pg->batch_max = UPLINK_PG_BATCH_ROWS;
 	pg->cur = &pg->slot[0];
 	pg->next = &pg->slot[1];
+	if ((pg->wd = calloc(1, sizeof(*pg->wd))) == NULL) {
+		pq.PQconninfoFree(pg->opts);
+		free(pg);
+		uplink_set_error(up, "out of memory");
+		return NULL;
+	}
+	buf_init(&pg->wd_sql, UPLINK_WITHDRAWN_IDS * 70 + 64);
+	pg->self = uplink_key(up) != NULL ? uplink_key(up)->pubkey : NULL;
 	buf_init(&pg->slot[0].q, UPLINK_PG_QUERY_MAX_BYTES);
 	buf_init(&pg->slot[1].q, UPLINK_PG_QUERY_MAX_BYTES);
 	if (uplink_key(up) == NULL || hex_encode(uplink_key(up)->pubkey, 32,
@@ -1110,6 +1210,8 @@ pg_stop(void *arg)
 	store_inbox_batch_free(&pg->slot[1].rows);
 	buf_free(&pg->slot[0].q);
 	buf_free(&pg->slot[1].q);
+	buf_free(&pg->wd_sql);
+	free(pg->wd);
 	pq.PQconninfoFree(pg->opts);
 	free(pg);
 }

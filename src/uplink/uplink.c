@@ -431,6 +431,7 @@ uplink_status_json(struct uplink *up, struct store *st, cJSON *root)
 	json_set_number(in, "pending", (double)c.pending);
 	json_set_number(in, "forwarded", (double)c.forwarded);
 	json_set_number(in, "rejected", (double)c.dead);
+	json_set_number(in, "skipped_protected", (double)c.skipped_protected);
 	json_set_number(in, "oldest_pending_age_s", (double)age);
 }
 

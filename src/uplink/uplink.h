@@ -11,7 +11,9 @@
  *                                caching_event_inbox inside BEGIN/COMMIT
  *
  * The uplink only reads the inbox and deletes what the peer confirmed; a
- * row refused by the peer becomes a dead letter with its reason. It never
+ * row refused by the peer becomes a dead letter with its reason; another
+ * author's protected event (NIP-70) is never sent: the inbox skips it and
+ * counts it (store_inbox_take). It never
  * blocks the loop: every socket is watched by the loop, every wait is a
  * timer. It follows uplink.url at run time: a changed URL stops the old
  * driver and starts the new one; a URL it has not forwarded to before
@@ -118,7 +120,8 @@ void		 uplink_status(const struct uplink *, struct uplink_status *st);
 /*
  * Add the "uplink" object to root and the uplink's fields to root's
  * "inbox" object (created if absent): pending, forwarded, rejected,
- * oldest_pending_age_s. NULL-safe for up (then driver "none").
+ * skipped_protected, oldest_pending_age_s. NULL-safe for up (then driver
+ * "none").
  */
 void		 uplink_status_json(struct uplink *, struct store *,
 		    cJSON *root);

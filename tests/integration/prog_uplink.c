@@ -6,6 +6,7 @@
  * which is how a test keeps "ingest going on" during an outage.
  *
  *   prog_uplink fill DIR COUNT [BATCH [SLEEP_MS [SEED [KIND [QUEUE]]]]]
+ *   prog_uplink ingest DIR < EVENTS.jsonl
  *
  * COUNT new kind-KIND (default 1) events by four authors (a replaceable
  * KIND: an author of its own per event and SEED, since the store keeps
@@ -15,6 +16,12 @@
  * (default 1) makes the content, so another seed gives other ids. QUEUE 0
  * stores without inbox rows, as a box without an uplink does. Prints
  * "stored N" and exits 0 when every event was new.
+ *
+ * ingest stores the signed events of stdin (one JSON object a line, as
+ * `cacheboxctl event sign` writes them) through the same path as a drain
+ * page from ws://127.0.0.1:1/test (source backfill, with inbox rows, the
+ * store's rules applied), one line at a time, committed at the end.
+ * Prints "stored N of M" and exits 0 when every line was read.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +157,46 @@ fill(const char *dir, long count, long batch, long pause, long seed,
 	return stored == count ? 0 : 1;
 }
 
+/* The events of stdin through ingest into dir. */
+static int
+ingest_lines(const char *dir)
+{
+	struct store	*st;
+	struct ingest	*ing;
+	char		*line = NULL, err[256];
+	size_t		 cap = 0;
+	ssize_t		 len;
+	long		 lines = 0, stored = 0;
+
+	if (store_open(&st, dir, err, sizeof(err)) == -1) {
+		fprintf(stderr, "prog_uplink: %s\n", err);
+		return 1;
+	}
+	if ((ing = ingest_new(NULL, st)) == NULL) {
+		store_close(st);
+		return 1;
+	}
+	ingest_configure(ing, EVENT_MAX_BYTES_CEILING, true);
+	while ((len = getline(&line, &cap, stdin)) > 0) {
+		while (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		lines++;
+		if (ingest_event_json(ing, line, (size_t)len, NULL, 0,
+		    INGEST_BACKFILL, "ws://127.0.0.1:1/test", NULL) ==
+		    INGEST_NEW)
+			stored++;
+	}
+	free(line);
+	if (ingest_flush(ing) == -1)
+		stored = -1;
+	ingest_free(ing);
+	store_close(st);
+	printf("stored %ld of %ld\n", stored, lines);
+	return stored == -1 ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -164,7 +211,9 @@ main(int argc, char **argv)
 		return fill(argv[2], atol(argv[3]), batch > 0 ? batch : 500,
 		    pause, seed, (uint32_t)kind, queue);
 	}
+	if (argc == 3 && strcmp(argv[1], "ingest") == 0)
+		return ingest_lines(argv[2]);
 	fprintf(stderr, "usage: prog_uplink fill DIR COUNT [BATCH [SLEEP_MS "
-	    "[SEED [KIND [QUEUE]]]]]\n");
+	    "[SEED [KIND [QUEUE]]]]]\n       prog_uplink ingest DIR\n");
 	return 2;
 }

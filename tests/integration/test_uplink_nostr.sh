@@ -11,7 +11,16 @@
 #  - a relay that requires NIP-42 AUTH gets it, signed by the box key;
 #  - a relay that never answers OK: visible in the status, no row lost;
 #  - a relay that drops the connection in the middle of a window: the
-#    window is sent again and every event arrives once.
+#    window is sent again and every event arrives once;
+#  - a relay that refuses the box's AUTH: the uplink pauses, saying so,
+#    and nothing is dead;
+#  - NIP-70 and answers the uplink can never get past: another author's
+#    protected event is never sent (new, or queued again for a new
+#    target) and is counted; the box's own goes out; "auth-required:"
+#    after an accepted AUTH and "restricted:" dead-letter exactly those
+#    events with the relay's words, each sent at most twice, and the rest
+#    are delivered; a kind 5 and a kind 62 are forwarded, an ephemeral
+#    event is not.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -90,7 +99,9 @@ cat >"$T/sim.json" <<EOF
    "publish_reject": {"every": 1, "reason": "invalid: test says bad"}},
   {"name": "slow", "subset": "none",
    "publish_reject": {"first": 3, "reason": "rate-limited: slow down"}},
-  {"name": "authy", "subset": "none", "auth": "required"}]}
+  {"name": "authy", "subset": "none", "auth": "required"},
+  {"name": "authno", "subset": "none", "auth": "required",
+   "auth_pubkeys": ["$(printf '0%.0s' $(seq 64))"]}]}
 EOF
 node "$CACHEBOX_TESTS/relaysim/relaysim.mjs" --config "$T/sim.json" >"$T/sim.ready" 2>"$T/sim.log" &
 PIDS+=("$!")
@@ -148,6 +159,17 @@ check "auth-required: no failed AUTH" test "$(sim_stat authy auth_fail)" = 0
 check "auth-required: nothing dead" test "$(status "$D" inbox.rejected)" = 0
 stop_daemon
 
+# Our AUTH refused: every EVENT gets "auth-required:"; nothing the relay
+# says is about an event, so the uplink waits and says why.
+D=$T/authno
+fill "$D" 20 20 0 18
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$(sim_url authno url)"
+check "AUTH refused: last_error says so" wait_for 60 error_has "$D" "relay wants AUTH and refused ours"
+check "AUTH refused: the relay refused it" test "$(sim_stat authno auth_fail)" -ge 1
+check "AUTH refused: nothing dead" test "$(status "$D" inbox.rejected)" = 0
+check "AUTH refused: all 20 still pending" pending_is "$D" 20
+stop_daemon
+
 # --- 4. a relay that never answers OK ----------------------------------------------
 node_start silent "$HERE/uplink_peer.mjs" silent
 D=$T/silent
@@ -171,6 +193,78 @@ check "dropped mid-window: every event arrived" cmp -s "$T/local.ids" "$T/peer.i
 check "dropped mid-window: stored once each (1000)" test "$(peer_stat "$HTTP_closer" stored)" = 1000
 check "dropped mid-window: the loss was reported" grep -q "connection lost" "$T/d.log"
 check "dropped mid-window: error cleared" test "$(status "$D" uplink.last_error)" = null
+stop_daemon
+
+# --- 6. NIP-70, and answers the uplink cannot get past ------------------------
+# hexkey FILE BYTE: a secret key file (0600) of 31 zero bytes after BYTE, +1.
+hexkey() { printf '%s%060d01\n' "$2" 0 >"$1"; chmod 600 "$1"; }
+sign() { cboxctl event sign --key "$1"; }
+D=$T/gate
+fill "$D" 40 40 0 19
+pubkeys() {
+	python3 - "$D/cachebox.db" <<'PY'
+import sqlite3, sys
+for (p,) in sqlite3.connect(sys.argv[1]).execute(
+        "SELECT DISTINCT lower(hex(pubkey)) FROM events ORDER BY 1"):
+    print(p)
+PY
+}
+mapfile -t PKS < <(pubkeys)
+check "four authors filled" test "${#PKS[@]}" = 4
+node_start gate "$HERE/uplink_peer.mjs" auth-gate "${PKS[0]}" "${PKS[1]}"
+start_daemon -d "$D" "${BASE[@]}"
+check "gate: the box key exists" wait_for 30 test -S "$D/cacheboxd.sock" -a -s "$D/box.key"
+cboxctl -d "$D" config set uplink.url "$URL_gate" >/dev/null
+hexkey "$T/other.key" 7a
+hexkey "$T/k3.key" 7b
+hexkey "$T/k4.key" 7c
+now=$(date +%s)
+echo "{\"kind\":1,\"created_at\":$((now - 60)),\"tags\":[[\"-\"]],\"content\":\"protected, not the box's\"}" |
+	sign "$T/other.key" >"$T/p_other.jsonl"
+echo "{\"kind\":1,\"created_at\":$((now - 59)),\"tags\":[[\"-\"]],\"content\":\"protected, the box's own\"}" |
+	sign "$D/box.key" >"$T/p_box.jsonl"
+{
+	echo "{\"kind\":5,\"created_at\":$((now - 58)),\"tags\":[[\"e\",\"$(printf 'ab%.0s' $(seq 32))\"]],\"content\":\"\"}" | sign "$T/k3.key"
+	echo "{\"kind\":62,\"created_at\":$((now - 57)),\"tags\":[[\"relay\",\"ALL_RELAYS\"]],\"content\":\"\"}" | sign "$T/k4.key"
+	echo "{\"kind\":20001,\"created_at\":$((now - 56)),\"content\":\"ephemeral\"}" | sign "$T/k3.key"
+} >"$T/kinds.jsonl"
+jid() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[int(sys.argv[2])])["id"])' "$1" "${2:-0}"; }
+P_OTHER=$(jid "$T/p_other.jsonl"); P_BOX=$(jid "$T/p_box.jsonl")
+K5=$(jid "$T/kinds.jsonl" 0); K62=$(jid "$T/kinds.jsonl" 1); EPH=$(jid "$T/kinds.jsonl" 2)
+cat "$T/p_other.jsonl" "$T/p_box.jsonl" "$T/kinds.jsonl" >"$T/gate.jsonl"
+cboxctl -d "$D" import "$T/gate.jsonl" >/dev/null
+check "gate: 44 stored (the ephemeral event is not)" test "$(status "$D" store.events)" = 44
+check "gate: inbox drains" wait_for 60 pending_is "$D" 0
+http_get "$HTTP_gate/received" | sort >"$T/gate.received"
+http_get "$HTTP_gate/ids" | sort >"$T/gate.ids"
+check "NIP-70: another author's protected event never sent" bash -c "! grep -qx '$P_OTHER' '$T/gate.received'"
+check "NIP-70: the relay saw no protected event of another key" test "$(peer_stat "$HTTP_gate" protected_foreign)" = 0
+check "NIP-70: counted as skipped (1)" test "$(status "$D" inbox.skipped_protected)" = 1
+check "NIP-70: the box's own protected event delivered" grep -qx "$P_BOX" "$T/gate.ids"
+http_get "http://127.0.0.1:$(cat "$D/http.port")/metrics" >"$T/gate.metrics"
+check "NIP-70: skipped on /metrics" grep -qx 'cachebox_inbox_skipped_protected_total 1' "$T/gate.metrics"
+check "kind 5 forwarded" grep -qx "$K5" "$T/gate.ids"
+check "kind 62 forwarded" grep -qx "$K62" "$T/gate.ids"
+check "ephemeral event not forwarded" bash -c "! grep -qx '$EPH' '$T/gate.received'"
+check "gate: the box authenticated" peer_stat_ge "$HTTP_gate" auth_ok 1
+check "gate: 20 dead letters (auth-required after AUTH, restricted)" test "$(status "$D" inbox.rejected)" = 20
+check "gate: the rest delivered (20 + 3)" test "$(peer_stat "$HTTP_gate" stored)" = 23
+check "gate: forwarded 23" test "$(status "$D" inbox.forwarded)" = 23
+check "gate: each event sent at most twice (the pool's one resend)" test "$(peer_stat "$HTTP_gate" max_frames)" -le 2
+check "gate: no pause, no last_error" test "$(status "$D" uplink.last_error)" = null
+cboxctl -d "$D" uplink deadletter --json >"$T/dl.json"
+reasons() { python3 -c 'import json,sys; [print(r) for r in sorted({d["reason"] for d in json.load(open(sys.argv[1]))["dead"]})]' "$T/dl.json"; }
+check "gate: dead letters carry the relay's words" test "$(reasons | tr '\n' '|')" = \
+	"auth-required: members only, and this author is not one|restricted: this author may not publish here|"
+# A new target queues the whole store again: the protected event of
+# another author is skipped (and counted) again.
+node_start gate2 "$HERE/uplink_peer.mjs" auth-gate "${PKS[0]}" "${PKS[1]}"
+cboxctl -d "$D" config set uplink.url "$URL_gate2" >/dev/null
+check "new target: inbox drains" wait_for 60 pending_is "$D" 0
+check "new target: skipped again (2)" test "$(status "$D" inbox.skipped_protected)" = 2
+http_get "$HTTP_gate2/received" >"$T/gate2.received"
+check "new target: never sent there either" bash -c "! grep -qx '$P_OTHER' '$T/gate2.received'"
+check "new target: the rest delivered (23)" test "$(peer_stat "$HTTP_gate2" stored)" = 23
 stop_daemon
 
 finish

@@ -7,7 +7,11 @@
 # again: everything arrives once; cacheboxd SIGKILLed in the middle of
 # forwarding and restarted: still exactly once; a row Postgres cannot
 # take becomes a dead letter with Postgres's reason, the rest arrive, and
-# `uplink retry` puts it back.
+# `uplink retry` puts it back; another author's protected event (NIP-70)
+# never reaches caching_event_inbox (new, or queued again for a new
+# target) and is counted, the box's own does; an event withdrawn here
+# (deleted by its author, superseded by a newer version) after it was
+# copied leaves caching_event_inbox while the relay has not taken it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg.sh"
 
@@ -65,7 +69,7 @@ D=$T/late
 fill "$D" 12000 4000 0 7 1 0
 start_daemon -d "$D" "${BASE[@]}"
 check "no uplink: nothing queued" wait_for 30 pending_is "$D" 0
-check "no uplink: idle" test "$(status "$D" idle)" = true
+check "no uplink: idle" wait_for 30 idle "$D"
 cboxctl -d "$D" config set uplink.url "$PG_URL" >/dev/null
 check "uplink set later: the whole store is delivered" wait_for 60 forwarded_is "$D" 12000
 check "uplink set later: exactly once" exactly_once "$D"
@@ -174,6 +178,66 @@ dl_attempts_is() {
 }
 check "retried row refused again (second attempt)" wait_for 30 dl_attempts_is "$D" 2
 check "retried row: still one dead letter" test "$(status "$D" inbox.rejected)" = 1
+stop_daemon
+
+# --- 6. NIP-70, and what is withdrawn after it was copied ---------------------
+pg_sql "TRUNCATE caching_event_inbox"
+D=$T/rules
+fill "$D" 100
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=$PG_URL"
+check "rules: the box key exists" wait_for 30 test -S "$D/cacheboxd.sock" -a -s "$D/box.key"
+# hexkey FILE BYTE: a secret key file (0600) of 31 zero bytes after BYTE, +1.
+hexkey() { printf '%s%060d01\n' "$2" 0 >"$1"; chmod 600 "$1"; }
+sign() { cboxctl event sign --key "$1"; }
+# Events through ingest as a drain brings them (source backfill).
+ingest() { "$CACHEBOX_BUILD/tests/integration/prog_uplink" ingest "$D" >/dev/null; }
+jid() { python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])'; }
+# pg_holds N ID...: caching_event_inbox holds N of the ids.
+pg_holds() {
+	local n=$1 ids; shift
+	ids=$(printf "'%s'," "$@")
+	[ "$(pg_sql "SELECT count(*) FROM caching_event_inbox WHERE event_id IN (${ids%,})")" = "$n" ]
+}
+hexkey "$T/other.key" 7a
+hexkey "$T/k3.key" 7b
+now=$(date +%s)
+echo "{\"kind\":1,\"created_at\":$((now - 60)),\"tags\":[[\"-\"]],\"content\":\"protected, not the box's\"}" |
+	sign "$T/other.key" >"$T/p_other.json"
+echo "{\"kind\":1,\"created_at\":$((now - 59)),\"tags\":[[\"-\"]],\"content\":\"protected, the box's own\"}" |
+	sign "$D/box.key" >"$T/p_box.json"
+echo "{\"kind\":1,\"created_at\":$((now - 58)),\"content\":\"to be deleted\"}" | sign "$T/k3.key" >"$T/note.json"
+echo "{\"kind\":0,\"created_at\":$((now - 57)),\"content\":\"{\\\"name\\\":\\\"v1\\\"}\"}" | sign "$T/k3.key" >"$T/v1.json"
+P_OTHER=$(jid <"$T/p_other.json"); P_BOX=$(jid <"$T/p_box.json")
+NOTE=$(jid <"$T/note.json"); V1=$(jid <"$T/v1.json")
+cat "$T/p_other.json" "$T/p_box.json" "$T/note.json" "$T/v1.json" | ingest
+check "rules: inbox drains" wait_for 60 pending_is "$D" 0
+check "rules: 103 rows in Postgres" test "$(pg_count)" = 103
+check "NIP-70: another author's protected event not in caching_event_inbox" pg_holds 0 "$P_OTHER"
+check "NIP-70: the box's own protected event is" pg_holds 1 "$P_BOX"
+check "NIP-70: counted as skipped (1)" test "$(status "$D" inbox.skipped_protected)" = 1
+check "rules: the note and the profile were copied" pg_holds 2 "$NOTE" "$V1"
+# The author deletes the note and replaces its profile: both are withdrawn
+# here, and Postgres's copies go while the relay has not taken them.
+{
+	echo "{\"kind\":5,\"created_at\":$((now - 56)),\"tags\":[[\"e\",\"$NOTE\"]],\"content\":\"\"}" | sign "$T/k3.key"
+	echo "{\"kind\":0,\"created_at\":$((now - 55)),\"content\":\"{\\\"name\\\":\\\"v2\\\"}\"}" | sign "$T/k3.key"
+} >"$T/withdraw.jsonl"
+K5=$(sed -n 1p "$T/withdraw.jsonl" | jid); V2=$(sed -n 2p "$T/withdraw.jsonl" | jid)
+ingest <"$T/withdraw.jsonl"
+check "withdrawn: the deleted note leaves caching_event_inbox" wait_for 60 pg_holds 0 "$NOTE"
+check "withdrawn: the superseded profile leaves it" wait_for 60 pg_holds 0 "$V1"
+check "withdrawn: the deletion and the new profile are there" wait_for 60 pg_holds 2 "$K5" "$V2"
+check "withdrawn: the rest stays (103 rows)" test "$(pg_count)" = 103
+check "withdrawn: logged" grep -q "withdrawn event(s) deleted from caching_event_inbox" "$T/d.log"
+# A new target (another URL for the same database) queues the store again:
+# the protected event of another author is skipped again.
+stop_daemon
+start_daemon -d "$D" "${BASE[@]}" --set "uplink.url=${PG_URL}&application_name=again"
+check "new target: inbox drains" wait_for 60 pending_is "$D" 0
+check "new target: skipped again (2)" test "$(status "$D" inbox.skipped_protected)" = 2
+check "new target: still not in caching_event_inbox" pg_holds 0 "$P_OTHER"
+check "new target: the withdrawn ones not sent again" pg_holds 0 "$NOTE" "$V1"
+check "new target: the rest stays (103 rows)" test "$(pg_count)" = 103
 stop_daemon
 
 finish

@@ -166,6 +166,7 @@ function drawUplink(up, inbox) {
     ['pending', fmtInt(inbox.pending)],
     ['forwarded', fmtInt(inbox.forwarded)],
     ['dead letters', fmtInt(inbox.rejected)],
+    ['skipped: others\' protected (NIP-70)', fmtInt(inbox.skipped_protected)],
     ['lag', fmtDuration(up ? up.oldest_pending_age_s : inbox.oldest_pending_age_s)],
   ];
   if (up && typeof up.forward_rate === 'number') rows.push(['rate', up.forward_rate.toFixed(1) + ' ev/s']);
