@@ -125,6 +125,9 @@
 #define CONSOLE_READ_CHUNK		256		/* bytes read from the console per wake-up */
 #define CONSOLE_REOPEN_MS		5000		/* retry opening a console device that failed or hung up, ms */
 #define RENDER_MAX_BYTES		(4 * 1024 * 1024) /* bytes of one human-readable answer */
+#define RENDER_STATUS_RELAYS		5		/* relays not open that the human status names one by one */
+#define RENDER_JOB_GROUPS		10		/* groups of unfinished batches (relay, state, reason) jobs show prints */
+#define COMMAND_NEAR_EDITS		2		/* edits (one for a name of four letters or fewer) within which a mistyped command or parameter name is suggested */
 #define STATUS_RSS_BUDGET_BYTES		(16 * 1024 * 1024) /* memory budget shown beside rss_bytes (ARCHITECTURE.md §10) */
 
 /* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */

@@ -366,11 +366,12 @@ named_param(const struct command_param *p, int n, const char *word,
 	return -1;
 }
 
-#define NEAR_NAME_MAX	31	/* struct command_param's name */
+#define NEAR_NAME_MAX	31	/* struct command_param's name, a command's word */
 
 /*
  * Edits (insert, delete, substitute, swap two neighbours) from a[0..m) to
- * b, or more than 2 when more: a parameter's name is at most a few words.
+ * b; more than COMMAND_NEAR_EDITS for a name too long to be a parameter's
+ * or a command's word.
  */
 static int
 name_distance(const char *a, size_t m, const char *b)
@@ -379,7 +380,7 @@ name_distance(const char *a, size_t m, const char *b)
 	size_t	 i, j, n = strlen(b);
 
 	if (m > NEAR_NAME_MAX || n > NEAR_NAME_MAX)
-		return 3;
+		return COMMAND_NEAR_EDITS + 1;
 	for (j = 0; j <= n; j++)
 		d[0][j] = (int)j;
 	for (i = 1; i <= m; i++) {
@@ -402,14 +403,15 @@ name_distance(const char *a, size_t m, const char *b)
 }
 
 /*
- * The parameter a mistyped name=value word most likely meant (within two
- * edits, the nearest first), or -1: "kind=3" for "kinds".
+ * The parameter a mistyped name=value word most likely meant (within
+ * COMMAND_NEAR_EDITS edits, the nearest first), or -1: "kind=3" for
+ * "kinds".
  */
 static int
 near_param(const struct command_param *p, int n, const char *word)
 {
 	const char	*eq = strchr(word, '=');
-	int		 i, d, best = -1, bestd = 3;
+	int		 i, d, best = -1, bestd = COMMAND_NEAR_EDITS + 1;
 
 	for (i = 0; eq != NULL && eq > word && i < n; i++)
 		if ((d = name_distance(word, (size_t)(eq - word),
@@ -418,6 +420,69 @@ near_param(const struct command_param *p, int n, const char *word)
 			best = i;
 		}
 	return best;
+}
+
+/*
+ * Edits from the first words of argv to command name c, word by word, or
+ * more than COMMAND_NEAR_EDITS when argv has fewer words than c's name.
+ */
+static int
+words_distance(const char *c, int argc, char *const *argv)
+{
+	size_t	len;
+	int	i, d = 0;
+
+	for (i = 0; *c != '\0'; i++) {
+		if (i >= argc)
+			return COMMAND_NEAR_EDITS + 1;
+		len = strcspn(c, " ");
+		d += name_distance(c, len, argv[i]);
+		c += len + (c[len] == ' ');
+	}
+	return d;
+}
+
+const struct command *
+commands_near(int argc, char *const *argv)
+{
+	const struct command	*c, *best = NULL;
+	int			 d, bestd = COMMAND_NEAR_EDITS + 1;
+
+	for (c = command_table; c->name != NULL; c++) {
+		d = words_distance(c->name, argc, argv);
+		/* a short name is near only one edit away: "key" is not "log" */
+		if (strlen(c->name) <= 4 && d > 1)
+			continue;
+		if (d > 0 && d < bestd) {
+			bestd = d;
+			best = c;
+		}
+	}
+	return best;
+}
+
+const char *
+commands_unknown(int argc, char *const *argv, char *buf, size_t len)
+{
+	const struct command	*near = commands_near(argc, argv);
+	const char		*p;
+	size_t			 n = 0;
+	int			 i, words = 1;
+
+	if (near != NULL)
+		for (p = near->name; *p != '\0'; p++)
+			words += *p == ' ';
+	else if (argc > 1 && commands_is_group(argv[0]))
+		words = 2;
+	n = (size_t)snprintf(buf, len, "unknown command '");
+	for (i = 0; i < words && i < argc && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%.64s", i ? " " : "",
+		    argv[i]);
+	if (n < len)
+		snprintf(buf + n, len - n, "'%s%s%s", near != NULL ? ": did you "
+		    "mean '" : "", near != NULL ? near->name : "", near != NULL ?
+		    "'?" : "");
+	return buf;
 }
 
 static int
