@@ -413,6 +413,9 @@
 #define BACKUP_STEP_PAGES		256		/* database pages one backup step copies */
 #define BACKUP_STEP_GAP_MS		5		/* pause between two backup steps, ms */
 #define BACKUP_BUSY_RETRY_MS		20		/* retry of a step that found a write transaction open, ms */
+#define BACKUP_DOWNLOAD_TICKET_BYTES	32		/* random bytes of the one-time ticket that fetches a backup download */
+#define BACKUP_DOWNLOAD_TTL_MS		(10 * 60 * 1000) /* a finished download copy waits for its fetch this long, then is removed, ms */
+#define BACKUP_DOWNLOAD_DEADLINE_MS	(60 * 60 * 1000) /* the whole exchange of a backup download on the web (instead of HTTP_API_EXCHANGE_DEADLINE_MS; a stalled one ends after HTTP_API_CONN_TIMEOUT_S), ms */
 
 /* Notifications to the service manager (src/net/sdnotify.c, sd_notify(3)). */
 #define SDNOTIFY_STATUS_MAX		200		/* bytes of the one-line summary STATUS= carries, with its NUL */

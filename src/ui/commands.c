@@ -59,6 +59,8 @@ commands_help(const char *group)
 		cJSON_AddBoolToObject(e, "named", c->flags & CMD_NAMED);
 		cJSON_AddBoolToObject(e, "console_only",
 		    c->flags & CMD_CONSOLE_ONLY);
+		cJSON_AddBoolToObject(e, "web", commands_refusal(c,
+		    CMD_FROM_WEB) == NULL);
 		cJSON_AddItemToArray(list, e);
 	}
 	return r;
@@ -212,16 +214,16 @@ static const struct command command_table[] = {
 	{ .name = "log level", .params = "[level]", .help = "show the log "
 	  "level, or set it (error, warn, info, debug)", .flags = MUT,
 	  .run = cmd_log_level },
-	{ .name = "admin-token set", .params = "token", .help = "set the "
-	  "bearer token of the web API's mutating calls",
+	{ .name = "admin-token set", .params = "token", .help = "set the admin "
+	  "password that changes on the status page and the web API need",
 	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_admin_token_set },
 	{ .name = "setup", .params = "", .help = "first run: whether the admin "
-	  "token still needs setting and how long the setup code lasts (the "
+	  "password still needs setting and how long the setup code lasts (the "
 	  "code is shown only at the box; asking makes one when none is valid)",
 	  .run = cmd_setup },
 	{ .name = "setup code", .params = "", .help = "show the first-run "
 	  "setup code (a new one if none is valid), typed on the status page "
-	  "with a new admin token",
+	  "with a new admin password",
 	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_setup_code },
 	{ .name = "uplink status", .params = "", .help = "the uplink: target, "
 	  "driver, state, last error, forward rate, inbox totals",
@@ -281,6 +283,10 @@ static const struct command command_table[] = {
 	  "not over the web", .flags = MUT | CMD_NOT_WEB, .run = cmd_backup },
 	{ .name = "backup status", .params = "", .help = "the last backup: "
 	  "running, done or failed, pages copied", .run = cmd_backup_status },
+	{ .name = "backup download", .params = "", .help = "copy the database "
+	  "for the status page's Download backup: answers the path that "
+	  "fetches the copy once, when it is done", .flags = MUT,
+	  .run = cmd_backup_download },
 	{ .name = NULL },
 };
 

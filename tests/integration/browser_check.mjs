@@ -356,7 +356,7 @@ try {
   const out = form.locator('output');
   await page.waitForFunction(() => document.querySelector('form[data-command="config set"] output').textContent.includes('config set:'));
   const refused = await out.textContent();
-  check('wrong token: the page shows the refusal', refused.includes('wrong admin token'), refused);
+  check('wrong token: the page shows the refusal', refused.includes('wrong admin password'), refused);
   const before = await api('/api/config/get?key=backfill.page_size');
   check('wrong token: nothing changed', before.value !== '321', before.value);
 

@@ -49,7 +49,7 @@ ctl config --json get log.level >"$T/g.json"
 check "--json between the words of a command" jq -e '.key == "log.level" and .value == "info"' "$T/g.json"
 ctl --json help >"$T/help.json"
 check "help --json keeps its members" jq -e '[.commands[] | keys] | unique ==
-	[["console_only","help","mutating","name","named","params","post"]]' "$T/help.json"
+	[["console_only","help","mutating","name","named","params","post","web"]]' "$T/help.json"
 ctl status --json >"$T/st.json"
 check "status --json: numbers stay numbers" jq -e '(.uptime_s | type) == "number" and
 	(.rss_bytes | type) == "number" and (.store.max_bytes | type) == "number"' "$T/st.json"
