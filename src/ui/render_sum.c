@@ -46,6 +46,19 @@ part(struct buf *out, int *n, long long count, const char *word)
 
 /* ---- status ------------------------------------------------------------ */
 
+/* Whether something besides recovery's wait keeps the box from idle. */
+static bool
+status_working(const cJSON *st)
+{
+	const cJSON	*in = cJSON_GetObjectItem(st, "inbox");
+
+	return render_num(cJSON_GetObjectItem(st, "backfill"),
+	    "authors_draining") > 0 || cJSON_IsObject(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(st, "jobs"), "current")) ||
+	    (*render_str(cJSON_GetObjectItem(st, "uplink"), "url") != '\0' &&
+	    render_num(in, "pending") > 0);
+}
+
 /* What keeps the box from idle, in words (nothing when idle). */
 static int
 status_busy(struct buf *out, const cJSON *st)
@@ -79,7 +92,10 @@ status_busy(struct buf *out, const cJSON *st)
 	return n > 0 ? buf_putc(out, ')') : 0;
 }
 
-/* "cachebox 0.1.0, up 3h 12m: idle" or what it does or waits for. */
+/*
+ * "cachebox 0.1.0, up 3h 12m: idle", or what it does, or only what it
+ * waits for ("waiting for 17 ids from relay X until 12:34 UTC").
+ */
 static int
 status_head(struct buf *out, const cJSON *st, const char *nl)
 {
@@ -89,7 +105,9 @@ status_head(struct buf *out, const cJSON *st, const char *nl)
 	    -1 || render_duration(out, render_num(st, "uptime_s")) == -1 ||
 	    buf_puts(out, ": ") == -1)
 		return -1;
-	if (idle ? buf_puts(out, "idle") == -1 : status_busy(out, st) == -1)
+	if (idle ? buf_puts(out, "idle") == -1 : !status_working(st) &&
+	    *render_str(st, "waiting") != '\0' ? buf_puts(out, render_str(st,
+	    "waiting")) == -1 : status_busy(out, st) == -1)
 		return -1;
 	return buf_puts(out, nl);
 }

@@ -665,6 +665,18 @@ test_render_status(void **state)
 	    "key       npub1x\n"
 	    "(status --json: every field)\n");
 	buf_reset(&out);
+	/* nothing but recovery's wait: that is what the first line says */
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "backfill"),
+	    "authors_draining", cJSON_CreateNumber(0));
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "jobs"), "current",
+	    cJSON_CreateNull());
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "uplink"), "url",
+	    cJSON_CreateString(""));
+	assert_int_equal(render_answer(&out, "status", v, 0, "\n"), 0);
+	assert_true(strncmp(buf_cstr(&out), "cachebox 0.1.0, up 1h 2m: waiting "
+	    "for 17 ids from relay ws://b until 00:00 UTC\nbackfill  25 of 30 "
+	    "authors complete, 2 incomplete\n", 99) == 0);
+	buf_reset(&out);
 	/* idle, nobody followed, nothing else configured */
 	cJSON_Delete(v);
 	v = cJSON_Parse("{\"version\":\"0.1.0\",\"uptime_s\":5,\"idle\":true,"
