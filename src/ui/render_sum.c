@@ -382,6 +382,8 @@ jobs_tally(struct buf *out, const cJSON *list)
 	const cJSON	*j, *q;
 	int		 n = 0, total = cJSON_GetArraySize(list);
 
+	if (total == 0)
+		return buf_puts(out, "no jobs yet (jobs new)");
 	if (buf_printf(out, "%d job%s", total, render_s(total)) == -1)
 		return -1;
 	cJSON_ArrayForEach(j, list) {

@@ -721,6 +721,11 @@ test_render_jobs(void **state)
 	    "   1  complete        6/6 batches     19,753 events  notes: kinds:1"
 	    "  every 1d\n");
 	buf_reset(&out);
+	cJSON_Delete(l);
+	l = cJSON_Parse("{\"jobs\":[]}");
+	assert_int_equal(render_answer(&out, "jobs list", l, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out), "no jobs yet (jobs new)\n");
+	buf_reset(&out);
 
 	j = cJSON_Parse("{\"job\":2,\"label\":\"reacts\",\"status\":"
 	    "\"cancelled\",\"summary\":\"kinds:7 authors:30\",\"preset\":"
