@@ -99,17 +99,20 @@ status_busy(struct buf *out, const cJSON *st)
 static int
 status_head(struct buf *out, const cJSON *st, const char *nl)
 {
-	bool	idle = cJSON_IsTrue(cJSON_GetObjectItem(st, "idle"));
+	const char	*waiting = render_str(st, "waiting");
+	int		 rc;
 
 	if (buf_printf(out, "cachebox %s, up ", render_str(st, "version")) ==
 	    -1 || render_duration(out, render_num(st, "uptime_s")) == -1 ||
 	    buf_puts(out, ": ") == -1)
 		return -1;
-	if (idle ? buf_puts(out, "idle") == -1 : !status_working(st) &&
-	    *render_str(st, "waiting") != '\0' ? buf_puts(out, render_str(st,
-	    "waiting")) == -1 : status_busy(out, st) == -1)
-		return -1;
-	return buf_puts(out, nl);
+	if (cJSON_IsTrue(cJSON_GetObjectItem(st, "idle")))
+		rc = buf_puts(out, "idle");
+	else if (!status_working(st) && *waiting != '\0')
+		rc = buf_puts(out, waiting);
+	else
+		rc = status_busy(out, st);
+	return rc == -1 ? -1 : buf_puts(out, nl);
 }
 
 static int
