@@ -35,6 +35,7 @@ struct sweep;
 struct http;
 struct serve;
 struct backup;
+struct download;
 struct console;
 struct firstrun;
 
@@ -71,6 +72,7 @@ struct app {
 	struct http		*http;		/* status page, API, /metrics */
 	struct serve		*serve;		/* the box as a relay (relay.listen) */
 	struct backup		*backup;	/* cacheboxctl backup, on the loop */
+	struct download		*download;	/* the page's backup download, or NULL */
 	struct console		*console;	/* serial console, or NULL */
 	struct firstrun		*firstrun;	/* setup code while no admin token, or NULL */
 	struct app_section	 sections[APP_MAX_SECTIONS];

@@ -72,7 +72,7 @@ ctl_usage(FILE *fp)
 	    "daemon commands (--json anywhere: the JSON answer):\n"
 	    "  help                         every command of the daemon\n"
 	    "  GROUP                        the commands of a group, e.g. jobs\n"
-	    "  status                       the status document\n"
+	    "  status                       what the box is doing, at a glance\n"
 	    "  follows [--relays]           one line per author (--relays:\n"
 	    "                               each relay's cursor)\n"
 	    "  config list | get KEY | set KEY VALUE\n");

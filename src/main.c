@@ -48,6 +48,7 @@
 #include "ui/commands.h"
 #include "ui/console.h"
 #include "ui/ctlsock.h"
+#include "ui/download.h"
 #include "ui/firstrun.h"
 #include "uplink/uplink.h"
 #include "ui/http.h"
@@ -462,8 +463,12 @@ start_sync(struct app *app)
 	app->jobs = jobs_new(&cx);
 	/* After ingest: its hook steps once ingest's has committed. */
 	app->backup = backup_new(app->loop, app->store);
+	if (app->backup != NULL)
+		app->download = download_new(app->loop, app->backup,
+		    app->state_dir);
 	if (app->follow == NULL || app->drain == NULL || app->live == NULL ||
 	    app->negsync == NULL || app->jobs == NULL || app->backup == NULL ||
+	    app->download == NULL ||
 	    app->retention == NULL || app->sweep == NULL ||
 	    follow_listen(app->follow, drain_sync, app->drain) == -1 ||
 	    follow_listen(app->follow, live_sync, app->live) == -1) {
@@ -585,6 +590,7 @@ stop_parts(struct app *app)
 	negsync_free(app->negsync);
 	sweep_free(app->sweep);
 	retention_free(app->retention);
+	download_free(app->download);
 	backup_free(app->backup);
 	follow_free(app->follow);
 	pool_free(app->pool);

@@ -111,8 +111,9 @@ static const struct cfg_def cfg_table[] = {
 	  .min = 256, .max = 262144, .unit = "KiB",
 	  .help = "SQLite page cache" },
 	{ .name = CONFIG_ADMIN_TOKEN, .type = CFG_TOKEN, .def = "",
-	  .help = "bearer token for mutating API calls (kept only as a salted "
-	  "hash); empty = mutations refused",
+	  .help = "the admin password: changes from the status page and the "
+	  "web API need it (sent as a bearer token; kept only as a salted "
+	  "hash); empty = none may change anything there",
 	  .flags = CFG_RUNTIME | CFG_SECRET },
 	{ .name = "console.tty", .type = CFG_STRING, .def = "",
 	  .help = "serial console device, '-' for stdin; empty = no console",

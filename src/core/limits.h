@@ -125,6 +125,9 @@
 #define CONSOLE_READ_CHUNK		256		/* bytes read from the console per wake-up */
 #define CONSOLE_REOPEN_MS		5000		/* retry opening a console device that failed or hung up, ms */
 #define RENDER_MAX_BYTES		(4 * 1024 * 1024) /* bytes of one human-readable answer */
+#define RENDER_STATUS_RELAYS		5		/* relays not open that the human status names one by one */
+#define RENDER_JOB_GROUPS		10		/* groups of unfinished batches (relay, state, reason) jobs show prints */
+#define COMMAND_NEAR_EDITS		2		/* edits (one for a name of four letters or fewer) within which a mistyped command or parameter name is suggested */
 #define STATUS_RSS_BUDGET_BYTES		(16 * 1024 * 1024) /* memory budget shown beside rss_bytes (ARCHITECTURE.md §10) */
 
 /* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */
@@ -412,6 +415,9 @@
 #define BACKUP_STEP_PAGES		256		/* database pages one backup step copies */
 #define BACKUP_STEP_GAP_MS		5		/* pause between two backup steps, ms */
 #define BACKUP_BUSY_RETRY_MS		20		/* retry of a step that found a write transaction open, ms */
+#define BACKUP_DOWNLOAD_TICKET_BYTES	32		/* random bytes of the one-time ticket that fetches a backup download */
+#define BACKUP_DOWNLOAD_TTL_MS		(10 * 60 * 1000) /* a finished download copy waits for its fetch this long, then is removed, ms */
+#define BACKUP_DOWNLOAD_DEADLINE_MS	(60 * 60 * 1000) /* the whole exchange of a backup download on the web (instead of HTTP_API_EXCHANGE_DEADLINE_MS; a stalled one ends after HTTP_API_CONN_TIMEOUT_S), ms */
 
 /* Notifications to the service manager (src/net/sdnotify.c, sd_notify(3)). */
 #define SDNOTIFY_STATUS_MAX		200		/* bytes of the one-line summary STATUS= carries, with its NUL */

@@ -40,12 +40,13 @@ secret_token_check(const char *token, char *err, size_t errlen)
 	size_t	n = strlen(token);
 
 	if (n < ADMIN_TOKEN_MIN_CHARS || n > ADMIN_TOKEN_MAX_CHARS) {
-		snprintf(err, errlen, "the token needs %d to %d characters",
+		snprintf(err, errlen, "the admin password needs %d to %d characters",
 		    ADMIN_TOKEN_MIN_CHARS, ADMIN_TOKEN_MAX_CHARS);
 		return -1;
 	}
 	if (token[strspn(token, SECRET_TOKEN_CHARS)] != '\0') {
-		snprintf(err, errlen, "the token may only use letters, digits "
+		snprintf(err, errlen, "the admin password may only use letters, "
+		    "digits "
 		    "and - . _ ~ + /");
 		return -1;
 	}

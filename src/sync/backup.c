@@ -5,6 +5,7 @@
  * have committed is not in the way) or from its own timer when the loop is
  * otherwise idle, and only when no transaction is open.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,6 @@
 #include "core/loop.h"
 #include "store/backup.h"
 #include "sync/backup.h"
-
-enum backup_state {
-	BACKUP_IDLE,
-	BACKUP_RUNNING,
-	BACKUP_DONE,
-	BACKUP_FAILED,
-};
 
 struct backup {
 	struct loop		*loop;
@@ -32,6 +26,8 @@ struct backup {
 	int			 done, total;
 	char			 file[4096];
 	char			 error[256];
+	void			(*on_end)(void *, const char *, bool);
+	void			*on_end_arg;
 };
 
 static const char *const state_names[] = {
@@ -62,6 +58,8 @@ backup_step(struct backup *b)
 			    b->total);
 		else
 			log_warnx("backup: %s failed: %s", b->file, b->error);
+		if (b->on_end != NULL)
+			b->on_end(b->on_end_arg, b->file, rc == 0);
 		return;
 	}
 	b->due_ms = loop_now_ms(b->loop) + (rc == 2 ? BACKUP_BUSY_RETRY_MS :
@@ -134,6 +132,22 @@ backup_start(struct backup *b, const char *path, char *err, size_t errlen)
 	b->timer = loop_timer_add(b->loop, 0, backup_wake, b);
 	log_info("backup: copying the store to %s", path);
 	return 0;
+}
+
+enum backup_state
+backup_state(const struct backup *b, const char **file)
+{
+	if (file != NULL)
+		*file = b->file;
+	return b->state;
+}
+
+void
+backup_on_end(struct backup *b, void (*fn)(void *, const char *, bool),
+    void *arg)
+{
+	b->on_end = fn;
+	b->on_end_arg = arg;
 }
 
 cJSON *

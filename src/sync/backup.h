@@ -8,6 +8,7 @@
 #ifndef CACHEBOX_SYNC_BACKUP_H
 #define CACHEBOX_SYNC_BACKUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -15,6 +16,14 @@
 struct loop;
 struct store;
 struct backup;
+
+/* Where the last copy is (backup_state). */
+enum backup_state {
+	BACKUP_IDLE,		/* none since start */
+	BACKUP_RUNNING,
+	BACKUP_DONE,		/* written, synced and renamed into place */
+	BACKUP_FAILED,		/* its temporary file removed */
+};
 
 /* NULL on allocation failure. */
 struct backup	*backup_new(struct loop *, struct store *);
@@ -26,6 +35,18 @@ void		 backup_free(struct backup *);
  */
 int		 backup_start(struct backup *, const char *path, char *err,
 		    size_t errlen);
+/*
+ * The last copy's state, and its file (absolute; "" before the first)
+ * into *file when file is not NULL: owned by b, valid until the next
+ * backup_start.
+ */
+enum backup_state backup_state(const struct backup *, const char **file);
+/*
+ * Call fn(arg, file, ok) each time a copy ends, done (ok) or failed,
+ * after its file is in place or removed; one listener (fn NULL: none).
+ */
+void		 backup_on_end(struct backup *, void (*fn)(void *,
+		    const char *, bool), void *arg);
 /*
  * The last copy's state: {"state": "idle" | "running" | "done" | "failed",
  * "file", "pages_done", "pages_total", "error"}. A new object the caller

@@ -688,12 +688,39 @@ check_every(const struct job_args *a, struct job_spec *s, char *err,
 	return 0;
 }
 
+/*
+ * A time window (no authors, no ids) is asked of every relay whole: said
+ * when it has no dates at all (the "from date range" preset without
+ * dates asks for every profile a relay holds), and when it may be huge
+ * without a limit: kind 1 named, or no kinds, which means every kind.
+ */
+static void
+warn_window(struct job_spec *s)
+{
+	bool	any = !(s->shared.has & FILTER_HAS_KINDS), kind1 = false;
+	size_t	i;
+
+	for (i = 0; i < s->shared.nkinds; i++)
+		if (s->shared.kinds[i] == 1)
+			kind1 = true;
+	if (!(s->shared.has & (FILTER_HAS_SINCE | FILTER_HAS_UNTIL)))
+		warn(s, "since, until: no dates: every relay is asked for "
+		    "everything it holds of %s, from the newest to the oldest",
+		    any ? "every kind" : "these kinds");
+	if (s->shared.has & FILTER_HAS_LIMIT)
+		return;
+	if (kind1)
+		warn(s, "limit: a time window over kind 1 without a limit may "
+		    "fetch a great many events");
+	else if (any)
+		warn(s, "limit: no kinds means every kind: a time window over "
+		    "every kind without a limit may fetch a great many events");
+}
+
 /* The batch mode and the warnings that depend on several fields. */
 static void
 settle(struct job_spec *s)
 {
-	size_t	i;
-	bool	kind1 = !(s->shared.has & FILTER_HAS_KINDS);
 
 	if (s->source != STORE_JOB_SRC_NONE)
 		s->mode = STORE_JOB_MODE_AUTHORS;
@@ -705,13 +732,8 @@ settle(struct job_spec *s)
 	    s->mode != STORE_JOB_MODE_AUTHORS)
 		warn(s, "relay_mode: outbox uses the authors' relays; without "
 		    "authors the bootstrap relays are asked");
-	for (i = 0; i < s->shared.nkinds; i++)
-		if (s->shared.kinds[i] == 1)
-			kind1 = true;
-	if (s->mode == STORE_JOB_MODE_NONE && kind1 &&
-	    !(s->shared.has & FILTER_HAS_LIMIT))
-		warn(s, "limit: a time window over kind 1 without a limit may "
-		    "fetch a great many events");
+	if (s->mode == STORE_JOB_MODE_NONE)
+		warn_window(s);
 }
 
 int

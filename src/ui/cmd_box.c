@@ -638,10 +638,11 @@ cmd_setup_code(struct app *app, const cJSON *args, enum cmd_origin from)
 
 	if (fr == NULL)
 		return commands_error("there is no status page (http.listen "
-		    "is empty): set the token here with admin-token set");
+		    "is empty): set the admin password here with admin-token "
+		    "set");
 	if (!firstrun_open(fr))
-		return commands_error("an admin token is set already: setup is "
-		    "over (admin-token set changes it)");
+		return commands_error("an admin password is set already: setup "
+		    "is over (admin-token set changes it)");
 	if (!firstrun_code_ready(fr))
 		return commands_error("no setup code: no random bytes (see the "
 		    "log)");

@@ -16,6 +16,7 @@
 #include "ui/cmd_data.h"
 #include "ui/commands.h"
 #include "ui/ctlsock.h"
+#include "ui/download.h"
 
 static const char *
 arg_str(const cJSON *args, const char *name)
@@ -72,6 +73,27 @@ cmd_backup(struct app *app, const cJSON *args, enum cmd_origin from)
 		return commands_error("backup: %s", app->backup == NULL ?
 		    "unavailable" : err);
 	return backup_status_json(app->backup);
+}
+
+cJSON *
+cmd_backup_download(struct app *app, const cJSON *args, enum cmd_origin from)
+{
+	char		 ticket[DOWNLOAD_TICKET_HEX + 1], err[512];
+	char		 path[sizeof(DOWNLOAD_API_PATH) + DOWNLOAD_TICKET_HEX + 16];
+	const char	*file;
+	cJSON		*r;
+
+	if (app->download == NULL || app->backup == NULL)
+		return commands_error("backup download: unavailable");
+	if (download_start(app->download, ticket, sizeof(ticket), &file, err,
+	    sizeof(err)) == -1)
+		return commands_error("backup download: %s", err);
+	snprintf(path, sizeof(path), "%s?ticket=%s", DOWNLOAD_API_PATH, ticket);
+	explicit_bzero(ticket, sizeof(ticket));
+	if ((r = backup_status_json(app->backup)) != NULL)
+		cJSON_AddStringToObject(r, "download", path);
+	explicit_bzero(path, sizeof(path));
+	return r;
 }
 
 cJSON *

@@ -59,6 +59,8 @@ commands_help(const char *group)
 		cJSON_AddBoolToObject(e, "named", c->flags & CMD_NAMED);
 		cJSON_AddBoolToObject(e, "console_only",
 		    c->flags & CMD_CONSOLE_ONLY);
+		cJSON_AddBoolToObject(e, "web", commands_refusal(c,
+		    CMD_FROM_WEB) == NULL);
 		cJSON_AddItemToArray(list, e);
 	}
 	return r;
@@ -212,16 +214,16 @@ static const struct command command_table[] = {
 	{ .name = "log level", .params = "[level]", .help = "show the log "
 	  "level, or set it (error, warn, info, debug)", .flags = MUT,
 	  .run = cmd_log_level },
-	{ .name = "admin-token set", .params = "token", .help = "set the "
-	  "bearer token of the web API's mutating calls",
+	{ .name = "admin-token set", .params = "token", .help = "set the admin "
+	  "password that changes on the status page and the web API need",
 	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_admin_token_set },
 	{ .name = "setup", .params = "", .help = "first run: whether the admin "
-	  "token still needs setting and how long the setup code lasts (the "
+	  "password still needs setting and how long the setup code lasts (the "
 	  "code is shown only at the box; asking makes one when none is valid)",
 	  .run = cmd_setup },
 	{ .name = "setup code", .params = "", .help = "show the first-run "
 	  "setup code (a new one if none is valid), typed on the status page "
-	  "with a new admin token",
+	  "with a new admin password",
 	  .flags = MUT | CMD_CONSOLE_ONLY, .run = cmd_setup_code },
 	{ .name = "uplink status", .params = "", .help = "the uplink: target, "
 	  "driver, state, last error, forward rate, inbox totals",
@@ -281,6 +283,10 @@ static const struct command command_table[] = {
 	  "not over the web", .flags = MUT | CMD_NOT_WEB, .run = cmd_backup },
 	{ .name = "backup status", .params = "", .help = "the last backup: "
 	  "running, done or failed, pages copied", .run = cmd_backup_status },
+	{ .name = "backup download", .params = "", .help = "copy the database "
+	  "for the status page's Download backup: answers the path that "
+	  "fetches the copy once, when it is done", .flags = MUT,
+	  .run = cmd_backup_download },
 	{ .name = NULL },
 };
 
@@ -366,11 +372,12 @@ named_param(const struct command_param *p, int n, const char *word,
 	return -1;
 }
 
-#define NEAR_NAME_MAX	31	/* struct command_param's name */
+#define NEAR_NAME_MAX	31	/* struct command_param's name, a command's word */
 
 /*
  * Edits (insert, delete, substitute, swap two neighbours) from a[0..m) to
- * b, or more than 2 when more: a parameter's name is at most a few words.
+ * b; more than COMMAND_NEAR_EDITS for a name too long to be a parameter's
+ * or a command's word.
  */
 static int
 name_distance(const char *a, size_t m, const char *b)
@@ -379,7 +386,7 @@ name_distance(const char *a, size_t m, const char *b)
 	size_t	 i, j, n = strlen(b);
 
 	if (m > NEAR_NAME_MAX || n > NEAR_NAME_MAX)
-		return 3;
+		return COMMAND_NEAR_EDITS + 1;
 	for (j = 0; j <= n; j++)
 		d[0][j] = (int)j;
 	for (i = 1; i <= m; i++) {
@@ -402,14 +409,15 @@ name_distance(const char *a, size_t m, const char *b)
 }
 
 /*
- * The parameter a mistyped name=value word most likely meant (within two
- * edits, the nearest first), or -1: "kind=3" for "kinds".
+ * The parameter a mistyped name=value word most likely meant (within
+ * COMMAND_NEAR_EDITS edits, the nearest first), or -1: "kind=3" for
+ * "kinds".
  */
 static int
 near_param(const struct command_param *p, int n, const char *word)
 {
 	const char	*eq = strchr(word, '=');
-	int		 i, d, best = -1, bestd = 3;
+	int		 i, d, best = -1, bestd = COMMAND_NEAR_EDITS + 1;
 
 	for (i = 0; eq != NULL && eq > word && i < n; i++)
 		if ((d = name_distance(word, (size_t)(eq - word),
@@ -418,6 +426,69 @@ near_param(const struct command_param *p, int n, const char *word)
 			best = i;
 		}
 	return best;
+}
+
+/*
+ * Edits from the first words of argv to command name c, word by word, or
+ * more than COMMAND_NEAR_EDITS when argv has fewer words than c's name.
+ */
+static int
+words_distance(const char *c, int argc, char *const *argv)
+{
+	size_t	len;
+	int	i, d = 0;
+
+	for (i = 0; *c != '\0'; i++) {
+		if (i >= argc)
+			return COMMAND_NEAR_EDITS + 1;
+		len = strcspn(c, " ");
+		d += name_distance(c, len, argv[i]);
+		c += len + (c[len] == ' ');
+	}
+	return d;
+}
+
+const struct command *
+commands_near(int argc, char *const *argv)
+{
+	const struct command	*c, *best = NULL;
+	int			 d, bestd = COMMAND_NEAR_EDITS + 1;
+
+	for (c = command_table; c->name != NULL; c++) {
+		d = words_distance(c->name, argc, argv);
+		/* a short name is near only one edit away: "key" is not "log" */
+		if (strlen(c->name) <= 4 && d > 1)
+			continue;
+		if (d > 0 && d < bestd) {
+			bestd = d;
+			best = c;
+		}
+	}
+	return best;
+}
+
+const char *
+commands_unknown(int argc, char *const *argv, char *buf, size_t len)
+{
+	const struct command	*near = commands_near(argc, argv);
+	const char		*p;
+	size_t			 n = 0;
+	int			 i, words = 1;
+
+	if (near != NULL)
+		for (p = near->name; *p != '\0'; p++)
+			words += *p == ' ';
+	else if (argc > 1 && commands_is_group(argv[0]))
+		words = 2;
+	n = (size_t)snprintf(buf, len, "unknown command '");
+	for (i = 0; i < words && i < argc && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%.64s", i ? " " : "",
+		    argv[i]);
+	if (n < len)
+		snprintf(buf + n, len - n, "'%s%s%s", near != NULL ? ": did you "
+		    "mean '" : "", near != NULL ? near->name : "", near != NULL ?
+		    "'?" : "");
+	return buf;
 }
 
 static int

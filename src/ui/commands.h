@@ -99,6 +99,22 @@ int			 commands_params(const struct command *c,
 const struct command	*commands_match(int argc, char *const *argv,
 			    int *used);
 /*
+ * The command argv most likely meant when commands_match found none: the
+ * one whose words are nearest argv's first words, within
+ * COMMAND_NEAR_EDITS edits in all (one for a name of four letters or
+ * fewer), the first in the table among equals; NULL when none is near
+ * ("stauts" gives "status", "jobs lsit" "jobs list").
+ */
+const struct command	*commands_near(int argc, char *const *argv);
+/*
+ * "unknown command 'jobs lsit': did you mean 'jobs list'?" for argv that
+ * matches no command: the words typed (as many as the command meant has,
+ * else the group and the next word, else the first) and the command
+ * meant when one is near. Written into buf and returned.
+ */
+const char		*commands_unknown(int argc, char *const *argv,
+			    char *buf, size_t len);
+/*
  * Map words onto c's parameters (the console's and cacheboxctl's form of
  * the arguments the web API takes as a JSON object): a word
  * "name=value" whose name is one of c's parameters binds that one; the

@@ -160,22 +160,22 @@ print_group(struct console *con, const char *group)
 
 /*
  * No command matches argv: a group's name alone lists the group, anything
- * else is an error that says where to look.
+ * else is an error that names the command meant when one is near
+ * (commands_near) and says where to look.
  */
 static void
 print_unknown(struct console *con, int argc, char *const *argv)
 {
-	char	msg[256];
+	char	msg[320], text[400];
 	int	group = commands_is_group(argv[0]);
 
 	if (group && argc == 1) {
 		print_group(con, argv[0]);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "unknown command '%.64s%s%.64s' (try "
-	    "'%.64s')", argv[0], group ? " " : "", group ? argv[1] : "",
-	    group ? argv[0] : "help");
-	print_error(con, msg);
+	snprintf(text, sizeof(text), "%s (try '%.64s')", commands_unknown(argc,
+	    argv, msg, sizeof(msg)), group ? argv[0] : "help");
+	print_error(con, text);
 }
 
 static void

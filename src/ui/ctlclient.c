@@ -51,13 +51,15 @@ print_reply(const char *name, const cJSON *reply, unsigned flags)
 
 /*
  * No command matches argv: a group's name alone lists the group (as the
- * console does), anything else is a usage error that says where to look.
+ * console does), anything else is a usage error that names the command
+ * meant when one is near (commands_near) and says where to look.
  */
 static int
 unknown_command(int argc, char **argv, unsigned flags)
 {
 	int	group = argc > 0 && commands_is_group(argv[0]);
 	int	rc;
+	char	msg[320];
 
 	if (group && argc == 1) {
 		cJSON *help = commands_help(argv[0]);
@@ -67,12 +69,9 @@ unknown_command(int argc, char **argv, unsigned flags)
 		cJSON_Delete(help);
 		return rc;
 	}
-	if (group)
-		fprintf(stderr, "cacheboxctl: unknown command '%.64s %.64s' "
-		    "(try 'cacheboxctl %.64s')\n", argv[0], argv[1], argv[0]);
-	else
-		fprintf(stderr, "cacheboxctl: unknown command '%.64s' (try "
-		    "'cacheboxctl help')\n", argc > 0 ? argv[0] : "");
+	fprintf(stderr, "cacheboxctl: %s (try 'cacheboxctl %.64s')\n",
+	    commands_unknown(argc, argv, msg, sizeof(msg)), group ? argv[0] :
+	    "help");
 	return CTL_EXIT_USAGE;
 }
 

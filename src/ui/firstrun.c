@@ -156,9 +156,9 @@ firstrun_console_text(const struct firstrun *fr, char *out, size_t outlen)
 	if (fr == NULL || !setup_code_valid(&fr->sc, now_ms(fr)))
 		return 0;
 	setup_code_format(&fr->sc, code, sizeof(code));
-	n = snprintf(out, outlen, "setup: no admin token is set. Setup code: "
+	n = snprintf(out, outlen, "setup: no admin password is set. Setup code: "
 	    "%s\nsetup: valid %d minutes from when it was made, once: type it "
-	    "with a new admin password on the status page, or set the token "
+	    "with a new admin password on the status page, or set the password "
 	    "here (admin-token set)\n", code, SETUP_CODE_TTL_MS / 60000);
 	return n > 0 && (size_t)n < outlen ? (size_t)n : 0;
 }
@@ -171,7 +171,7 @@ announce(struct firstrun *fr)
 	int	min = SETUP_CODE_TTL_MS / 60000;
 
 	setup_code_format(&fr->sc, code, sizeof(code));
-	log_warnx("setup: no admin token is set; setup code %s (valid %d "
+	log_warnx("setup: no admin password is set; setup code %s (valid %d "
 	    "minutes, once): type it with a new admin password on the status "
 	    "page", code, min);
 	if (firstrun_console_text(fr, text, sizeof(text)) > 0)
@@ -247,7 +247,7 @@ firstrun_token_changed(struct firstrun *fr)
 	live = fr->sc.code[0] != '\0';
 	code_gone(fr);		/* also the "open the page" text of an expired one */
 	if (live)
-		log_info("setup: an admin token is set; setup is over and the "
+		log_info("setup: an admin password is set; setup is over and the "
 		    "setup code is void");
 }
 
@@ -296,8 +296,8 @@ firstrun_redeem(struct firstrun *fr, const char *code, const char *token,
 
 	*wait_s = 0;
 	if (fr == NULL || !setup_open(fr->app)) {
-		snprintf(msg, msglen, "an admin token is set already: setup is "
-		    "over (the console's admin-token set changes it)");
+		snprintf(msg, msglen, "an admin password is set already: setup "
+		    "is over (the console's admin-token set changes it)");
 		return FIRSTRUN_CLOSED;
 	}
 	if (secret_token_check(token, msg, msglen) == -1)
@@ -314,9 +314,9 @@ firstrun_redeem(struct firstrun *fr, const char *code, const char *token,
 		issue_waiting(fr);
 		return FIRSTRUN_FAILED;
 	}
-	log_info("setup: the admin token was set on the status page with the "
+	log_info("setup: the admin password was set on the status page with the "
 	    "setup code");
-	snprintf(msg, msglen, "the admin token is set");
+	snprintf(msg, msglen, "the admin password is set");
 	return FIRSTRUN_DONE;
 }
 

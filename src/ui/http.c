@@ -63,6 +63,7 @@
 #include "net/mhd_loop.h"
 #include "ui/api.h"
 #include "ui/commands.h"
+#include "ui/download.h"
 #include "ui/firstrun.h"
 #include "ui/http.h"
 #include "ui/status.h"
@@ -80,6 +81,7 @@ struct http_conn {
 	uint64_t		 accepted_ms;
 	int			 answering;	/* the whole request is in */
 	int			 cut;		/* shut down; MHD closes it soon */
+	int			 download;	/* sends a backup download */
 };
 
 /* Wrong admin tokens counted for one peer address. */
@@ -113,6 +115,7 @@ enum http_kind {
 	HTTP_METRICS,
 	HTTP_ASSET,
 	HTTP_SETUP,		/* POST /api/setup: the first run's setup code */
+	HTTP_DOWNLOAD,		/* GET DOWNLOAD_API_PATH: a backup download */
 };
 
 /* One request, from its first handler call to MHD's completion notice. */
@@ -122,6 +125,7 @@ struct http_req {
 	const struct embed_file	*asset;
 	struct buf		 body;
 	int			 too_big;
+	int			 serving;	/* a backup download taken */
 };
 
 /* ---- responses --------------------------------------------------------- */
@@ -229,6 +233,10 @@ route(struct http *h, struct MHD_Connection *c, const char *url,
 	if (strcmp(url, FIRSTRUN_API_PATH) == 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
 		rq->kind = HTTP_SETUP;
+		return 0;
+	}
+	if (strcmp(url, DOWNLOAD_API_PATH) == 0) {
+		rq->kind = HTTP_DOWNLOAD;
 		return 0;
 	}
 	if (strncmp(url, API_PREFIX, strlen(API_PREFIX)) == 0) {
@@ -408,14 +416,14 @@ auth_failed(struct http *h, struct MHD_Connection *c)
 	uint64_t		 now = loop_now_ms(h->loop);
 
 	if (window_count(&h->all, now) == HTTP_API_AUTH_GLOBAL_FAILURES)
-		log_warnx("http: %d wrong admin tokens or setup codes from "
+		log_warnx("http: %d wrong admin passwords or setup codes from "
 		    "every address within %d s; none is checked until then "
 		    "(the console still works)", HTTP_API_AUTH_GLOBAL_FAILURES,
 		    HTTP_API_AUTH_WINDOW_MS / 1000);
 	if (p == NULL)
 		return;
 	if (window_count(p, now) == HTTP_API_AUTH_FAILURES)
-		log_warnx("http: %u wrong admin tokens or setup codes from one "
+		log_warnx("http: %u wrong admin passwords or setup codes from one "
 		    "address; it waits %d s", p->failures,
 		    HTTP_API_AUTH_WINDOW_MS / 1000);
 }
@@ -433,7 +441,7 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 
 	if ((wait = auth_wait_s(h, c, &global)) > 0) {
 		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
-		    "admin tokens %s; try again in %u s", global ? "lately "
+		    "admin passwords %s; try again in %u s", global ? "lately "
 		    "(from every address together; the console still works)" :
 		    "from this address", wait);
 		return 1;
@@ -442,18 +450,19 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	    MHD_HTTP_HEADER_AUTHORIZATION);
 	a = api_auth_check(config_get(h->app->cfg, CONFIG_ADMIN_TOKEN), auth);
 	if (a == API_AUTH_NO_TOKEN) {
-		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "no admin token is set: "
-		    "set an admin token from the console first "
-		    "(admin-token set TOKEN), or on the status page with the "
-		    "setup code shown at the box");
+		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "no admin password is "
+		    "set: set one from the console first (admin-token set "
+		    "PASSWORD), or on the status page with the setup code shown "
+		    "at the box");
 		return 1;
 	}
 	if (a == API_AUTH_WRONG)
 		auth_failed(h, c);
 	if (a != API_AUTH_OK) {
 		*rc = send_error(c, MHD_HTTP_UNAUTHORIZED, "%s", a ==
-		    API_AUTH_MISSING ? "this call needs Authorization: Bearer "
-		    "<admin token>" : "wrong admin token");
+		    API_AUTH_MISSING ? "this change needs the admin password "
+		    "(a client sends it as Authorization: Bearer PASSWORD)" :
+		    "wrong admin password");
 		return 1;
 	}
 	return 0;
@@ -472,7 +481,7 @@ admit_setup(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 
 	if ((wait = auth_wait_s(h, c, &global)) > 0) {
 		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
-		    "setup codes or admin tokens %s; try again in %u s", global ?
+		    "setup codes or admin passwords %s; try again in %u s", global ?
 		    "lately (from every address together)" : "from this address",
 		    wait);
 		return 1;
@@ -627,6 +636,55 @@ answer_setup(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	return send_json(c, MHD_HTTP_OK, r);
 }
 
+static void	conn_download(struct MHD_Connection *);
+
+/*
+ * GET DOWNLOAD_API_PATH?ticket=T: the copy a `backup download` made,
+ * once, to whoever holds its ticket (download.c decides; the ticket is
+ * the admin's, so a wrong one counts like a wrong token). libmicrohttpd
+ * sends the file from its descriptor (already unlinked) and closes it;
+ * the exchange may take BACKUP_DOWNLOAD_DEADLINE_MS.
+ */
+static enum MHD_Result
+answer_download(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+{
+	struct MHD_Response	*r;
+	enum MHD_Result		 res;
+	char			 name[64], err[256], disp[128];
+	uint64_t		 size;
+	unsigned		 wait;
+	bool			 global;
+	int			 fd, rc;
+
+	if ((wait = auth_wait_s(h, c, &global)) > 0)
+		return send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many "
+		    "wrong admin passwords or tickets; try again in %u s", wait);
+	rc = download_take(h->app->download, MHD_lookup_connection_value(c,
+	    MHD_GET_ARGUMENT_KIND, "ticket"), &fd, &size, name, sizeof(name),
+	    err, sizeof(err));
+	if (rc == -1)
+		auth_failed(h, c);
+	if (rc != 1)
+		return send_error(c, rc == 0 ? MHD_HTTP_CONFLICT :
+		    MHD_HTTP_FORBIDDEN, "%s", err);
+	rq->serving = 1;
+	if ((r = MHD_create_response_from_fd64(size, fd)) == NULL) {
+		close(fd);
+		return MHD_NO;
+	}
+	snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", name);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/vnd.sqlite3");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	conn_download(c);
+	res = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return res;
+}
+
 static enum MHD_Result
 answer_metrics(struct http *h, struct MHD_Connection *c)
 {
@@ -660,6 +718,8 @@ answer(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 		return answer_metrics(h, c);
 	case HTTP_SETUP:
 		return answer_setup(h, c, rq);
+	case HTTP_DOWNLOAD:
+		return answer_download(h, c, rq);
 	case HTTP_ASSET:
 		return send_text(c, MHD_HTTP_OK,
 		    api_content_type(rq->asset->name),
@@ -683,6 +743,18 @@ conn_answering(struct MHD_Connection *c)
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	if (ci != NULL && (hc = ci->socket_context) != NULL)
 		hc->answering = 1;
+}
+
+/* c sends a backup download: its exchange has a longer deadline. */
+static void
+conn_download(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo	*ci;
+	struct http_conn		*hc;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci != NULL && (hc = ci->socket_context) != NULL)
+		hc->download = 1;
 }
 
 /*
@@ -713,7 +785,8 @@ conn_sweep(struct loop *loop, void *arg)
 		age = now - hc->accepted_ms;
 		if (!hc->answering && age >= HTTP_API_REQUEST_DEADLINE_MS)
 			conn_cut(h, hc, "request not complete in time");
-		else if (age >= HTTP_API_EXCHANGE_DEADLINE_MS)
+		else if (age >= (hc->download ? BACKUP_DOWNLOAD_DEADLINE_MS :
+		    HTTP_API_EXCHANGE_DEADLINE_MS))
 			conn_cut(h, hc, "exchange not done in time");
 	}
 	if (h->conns != NULL)
@@ -804,8 +877,8 @@ door_shed(void *arg)
 	uint64_t		 now = loop_now_ms(h->loop);
 
 	for (hc = h->conns; hc != NULL; hc = hc->next) {
-		if (hc->cut)
-			continue;
+		if (hc->cut || hc->download)
+			continue;	/* the one download is the admin's */
 		if (now - hc->accepted_ms < HTTP_API_SHED_MIN_AGE_MS)
 			return -1;
 		conn_cut(h, hc, "making room for a new connection");
@@ -859,6 +932,8 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	if (rq == NULL)
 		return;
+	if (rq->serving)
+		download_served(((struct http *)cls)->app->download);
 	buf_free(&rq->body);
 	free(rq);
 	*con_cls = NULL;
@@ -995,9 +1070,9 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 	log_info("http: status page and API on %s (port %u)", listen, h->port);
 	if (!h->loopback && *config_get(app->cfg, CONFIG_ADMIN_TOKEN) == '\0')
 		log_warnx("http: %s is reachable from the network and no admin "
-		    "token is set: anyone there can read the status page; "
-		    "changes from the web stay refused until a token is set "
-		    "on the console (admin-token set) or with the setup code",
+		    "password is set: anyone there can read the status page; "
+		    "changes from the web stay refused until one is set on "
+		    "the console (admin-token set) or with the setup code",
 		    listen);
 	return h;
 }

@@ -9,6 +9,8 @@
  *	POST /api/setup			the first run: {"code", "token"} sets the
  *					admin token while none is set, with the
  *					setup code shown at the box (firstrun.h)
+ *	GET  /api/backup/file?ticket=T	the copy `backup download` made, once,
+ *					for the holder of its ticket (download.h)
  *	GET  /metrics			Prometheus text, built from the status
  */
 #ifndef CACHEBOX_UI_HTTP_H

@@ -4,19 +4,21 @@
  * level; an array of objects is numbered "[0]", "[1]", ...; an empty array
  * reads "(none)"; booleans read yes/no and null "-". A number is shown in
  * the unit its member's name says (render_units below): Unix times as
- * UTC dates, byte counts in B/KiB/MiB/GiB, seconds as a duration. It only
- * formats: it never decides what a command answers, and the JSON form
- * (--json) is never touched here.
+ * UTC dates, byte counts in B/KiB/MiB/GiB, seconds as a duration. Some
+ * answers have a form of their own: help, follows, config list and relays
+ * list here, status, jobs list, jobs show and recovery in render_sum.c.
+ * It only formats: it never decides what a command answers, and the JSON
+ * form (--json) is never touched here.
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/buf.h"
 #include "core/json.h"
 #include "ui/render.h"
+#include "ui/render_int.h"
 
 static int	render_value(struct buf *, const cJSON *, int, const char *);
 
@@ -68,58 +70,6 @@ unit_of(const char *name)
 			return r->unit;
 	}
 	return UNIT_NONE;
-}
-
-/* "2024-03-01 12:00:00 UTC"; 0 (never, none) reads "-". */
-static int
-render_time(struct buf *out, long long t)
-{
-	struct tm	tm;
-	time_t		tt = (time_t)t;
-	char		s[64];
-
-	if (t == 0)
-		return buf_puts(out, "-");
-	if (gmtime_r(&tt, &tm) == NULL ||
-	    strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
-		return buf_printf(out, "%lld", t);
-	return buf_puts(out, s);
-}
-
-/* "512 B", "4 KiB", "1.5 MiB", "16 GiB". */
-static int
-render_bytes(struct buf *out, long long n)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double	v = (double)n;
-	size_t	u = 0;
-
-	if (llabs(n) < 1024)
-		return buf_printf(out, "%lld B", n);
-	v /= 1024;
-	while ((v >= 1024 || v <= -1024) && u + 1 < sizeof(units) /
-	    sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	if (json_is_integer(v))
-		return buf_printf(out, "%.0f %s", v, units[u]);
-	return buf_printf(out, "%.1f %s", v, units[u]);
-}
-
-/* "45s", "12m 5s", "3h 12m", "2d 3h". */
-static int
-render_duration(struct buf *out, long long s)
-{
-	if (s < 0)
-		return buf_printf(out, "%llds", s);
-	if (s < 60)
-		return buf_printf(out, "%llds", s);
-	if (s < 3600)
-		return buf_printf(out, "%lldm %llds", s / 60, s % 60);
-	if (s < 86400)
-		return buf_printf(out, "%lldh %lldm", s / 3600, s % 3600 / 60);
-	return buf_printf(out, "%lldd %lldh", s / 86400, s % 86400 / 3600);
 }
 
 static int
@@ -255,14 +205,6 @@ render_help(struct buf *out, const cJSON *v, const char *nl)
 	return 0;
 }
 
-static const char *
-str_member(const cJSON *o, const char *name)
-{
-	const char	*s = cJSON_GetStringValue(cJSON_GetObjectItem(o, name));
-
-	return s != NULL ? s : "";
-}
-
 /*
  * config list, one line per key: key (padded), value (or "(empty)"), and
  * where it comes from unless it is the default; a pinned key says by what.
@@ -274,15 +216,15 @@ render_config_list(struct buf *out, const cJSON *v, const char *nl)
 	int		 w = 0, n;
 
 	cJSON_ArrayForEach(e, list)
-		if ((n = (int)strlen(str_member(e, "key"))) > w)
+		if ((n = (int)strlen(render_str(e, "key"))) > w)
 			w = n;
 	cJSON_ArrayForEach(e, list) {
-		const char	*val = str_member(e, "value");
-		const char	*src = str_member(e, "source");
-		const char	*pin = str_member(e, "pinned_by");
-		const char	*unit = str_member(e, "unit");
+		const char	*val = render_str(e, "value");
+		const char	*src = render_str(e, "source");
+		const char	*pin = render_str(e, "pinned_by");
+		const char	*unit = render_str(e, "unit");
 
-		if (buf_printf(out, "%-*s  %s%s%s", w, str_member(e, "key"),
+		if (buf_printf(out, "%-*s  %s%s%s", w, render_str(e, "key"),
 		    *val ? val : "(empty)", *val && *unit ? " " : "",
 		    *val ? unit : "") == -1)
 			return -1;
@@ -310,16 +252,16 @@ render_relays_list(struct buf *out, const cJSON *v, const char *nl)
 	if (buf_printf(out, "%d relay%s%s", n, n == 1 ? "" : "s", nl) == -1)
 		return -1;
 	cJSON_ArrayForEach(r, list)
-		if ((n = (int)strlen(str_member(r, "url"))) > w)
+		if ((n = (int)strlen(render_str(r, "url"))) > w)
 			w = n;
 	cJSON_ArrayForEach(r, list) {
 		const cJSON	*ev = cJSON_GetObjectItem(r, "events");
-		const char	*health = str_member(r, "health");
-		const char	*err = str_member(r, "last_error");
+		const char	*health = render_str(r, "health");
+		const char	*err = render_str(r, "last_error");
 
 		if (buf_printf(out, "%-*s  %-9s  %-10s  %s%sevents %.0f%s%s%s",
-		    w, str_member(r, "url"), str_member(r, "role"),
-		    str_member(r, "state"), health, *health ? "  " : "",
+		    w, render_str(r, "url"), render_str(r, "role"),
+		    render_str(r, "state"), health, *health ? "  " : "",
 		    cJSON_IsNumber(ev) ? ev->valuedouble : 0,
 		    *err ? "  last error: " : "", err, nl) == -1)
 			return -1;
@@ -329,8 +271,10 @@ render_relays_list(struct buf *out, const cJSON *v, const char *nl)
 
 /*
  * follows, one line per author: npub, state, relays complete of those
- * known, events fetched, root/stale, the reason when no relay is known.
- * A count by state comes first.
+ * known, events stored, root/stale, the reason when no relay is known.
+ * A count by state comes first; a page of a longer list says how many of
+ * how many it shows ("3 of 30 followed authors shown (1-3), of them 3
+ * complete, ...").
  */
 static int
 render_follows(struct buf *out, const cJSON *v, const char *nl)
@@ -341,7 +285,7 @@ render_follows(struct buf *out, const cJSON *v, const char *nl)
 	const char	*st;
 
 	cJSON_ArrayForEach(a, list) {
-		st = str_member(a, "state");
+		st = render_str(a, "state");
 		n++;
 		complete += strcmp(st, "complete") == 0;
 		draining += strcmp(st, "draining") == 0;
@@ -351,9 +295,10 @@ render_follows(struct buf *out, const cJSON *v, const char *nl)
 	offset = cJSON_GetObjectItem(v, "offset");
 	if (cJSON_IsNumber(total) && total->valuedouble > n &&
 	    cJSON_IsNumber(offset) && n > 0) {
-		if (buf_printf(out, "%.0f authors followed; %.0f to %.0f shown: ",
-		    total->valuedouble, offset->valuedouble + 1,
-		    offset->valuedouble + n) == -1)
+		if (buf_printf(out, "%d of %.0f %sauthors shown (%.0f-%.0f), "
+		    "of them ", n, total->valuedouble, cJSON_IsString(
+		    cJSON_GetObjectItem(v, "q")) ? "matching " : "followed ",
+		    offset->valuedouble + 1, offset->valuedouble + n) == -1)
 			return -1;
 	} else if (buf_printf(out, "%d author%s: ", n, n == 1 ? "" : "s") == -1)
 		return -1;
@@ -366,15 +311,15 @@ render_follows(struct buf *out, const cJSON *v, const char *nl)
 		const cJSON	*ev = cJSON_GetObjectItem(a, "events_stored");
 
 		if (buf_printf(out, "%s  %-10s  relays %d/%d  events %.0f%s%s"
-		    "%s%s%s", str_member(a, "npub"), str_member(a, "state"),
+		    "%s%s%s", render_str(a, "npub"), render_str(a, "state"),
 		    cJSON_IsNumber(r) ? r->valueint : 0,
 		    cJSON_GetArraySize(cJSON_GetObjectItem(a, "relays")),
 		    cJSON_IsNumber(ev) ? ev->valuedouble : 0,
 		    cJSON_IsTrue(cJSON_GetObjectItem(a, "is_root")) ?
 		    "  root" : "",
 		    cJSON_IsTrue(cJSON_GetObjectItem(a, "stale")) ?
-		    "  stale" : "", *str_member(a, "reason") ? "  " : "",
-		    str_member(a, "reason"), nl) == -1)
+		    "  stale" : "", *render_str(a, "reason") ? "  " : "",
+		    render_str(a, "reason"), nl) == -1)
 			return -1;
 	}
 	if (cJSON_IsTrue(cJSON_GetObjectItem(v, "truncated")))
@@ -459,5 +404,17 @@ render_answer(struct buf *out, const char *name, const cJSON *v,
 	if (strcmp(name, "relays list") == 0 &&
 	    cJSON_IsArray(cJSON_GetObjectItem(v, "relays")))
 		return render_relays_list(out, v, nl);
+	if (strcmp(name, "status") == 0 &&
+	    cJSON_IsObject(cJSON_GetObjectItem(v, "backfill")))
+		return render_status(out, v, nl);
+	if (strcmp(name, "jobs list") == 0 &&
+	    cJSON_IsArray(cJSON_GetObjectItem(v, "jobs")))
+		return render_jobs_list(out, v, nl);
+	if (strcmp(name, "jobs show") == 0 &&
+	    cJSON_IsObject(cJSON_GetObjectItem(v, "batch_counts")))
+		return render_jobs_show(out, v, nl);
+	if (strcmp(name, "recovery") == 0 &&
+	    cJSON_IsArray(cJSON_GetObjectItem(v, "recovery")))
+		return render_recovery(out, v, nl);
 	return render_human(out, v, nl);
 }

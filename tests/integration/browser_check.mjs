@@ -9,15 +9,22 @@
 // paged and searched by the daemon; the chart of events stored per minute;
 // a relay error before a reconnect shown as past (RELAY_HTTP is kicked);
 // roots, relays, uplink and backfill cards answer as text next to their
-// form, and resetting everyone's backfill asks first. At 390x844 the page
-// must not scroll sideways.
+// form, and resetting everyone's backfill asks first. A dry run says
+// "1 first request", warns of a time window without dates, and never of
+// kind 1 when no kinds are given; a job's details group its 12 cancelled
+// batches in one row; Delete asks first and deletes. No change is offered
+// that names a file the daemon writes; Download backup saves the copy
+// (to BACKUP_OUT) under the daemon's name. A change without the password
+// says so in words, never "Authorization: Bearer". The Summary says what
+// the box is doing as the status does. At 390x844 the page must not
+// scroll sideways.
 // Usage: node browser_check.mjs BASE_URL TOKEN SCREENSHOT USER_DATA_DIR MUTE_RELAY_URL
-// (environment: PROFILE_PK, PROFILE_NAME, RELAY_HTTP)
+// (environment: PROFILE_PK, PROFILE_NAME, RELAY_HTTP, BACKUP_OUT)
 // Prints "ok - ..." / "FAIL - ..." lines; exits 1 if anything failed.
 import { chromium } from 'playwright-core';
 
 const [base, token, shot, userDir, muteRelay] = process.argv.slice(2);
-const { PROFILE_PK: profilePk, PROFILE_NAME: profileName, RELAY_HTTP: relayHttp } = process.env;
+const { PROFILE_PK: profilePk, PROFILE_NAME: profileName, RELAY_HTTP: relayHttp, BACKUP_OUT: backupOut } = process.env;
 let fails = 0;
 const ok = (d) => console.log('ok - ' + d);
 const fail = (d) => { fails++; console.log('FAIL - ' + d); };
@@ -89,6 +96,11 @@ async function jobsCard(page) {
     dry.includes(`batches${api.batches.toLocaleString('en-US')} (authors`) &&
     dry.includes(`authors${api.authors.toLocaleString('en-US')}`), dry);
   check('a dry run enables the job', !(await page.isDisabled('#job-create')));
+  await dryRunWords(page);
+  await page.click('#job-presets button[data-preset="relay-lists"]');
+  await page.click('#job-dry-run');
+  await page.waitForFunction(() => !document.querySelector('#job-dry').hidden &&
+    document.querySelector('#job-dry').textContent.includes('Dry run'), null, { timeout: 15000 });
   await page.fill('#job-form input[name="batch_size"]', '7');
   check('a change asks for a new dry run', await page.isDisabled('#job-create'));
   await page.fill('#job-form input[name="batch_size"]', '');
@@ -110,11 +122,13 @@ async function jobsCard(page) {
   await page.evaluate(() => document.querySelector('#job-form').reset());
   await page.fill('#job-form input[name="label"]', 'never answered');
   await page.fill('#job-form input[name="kinds"]', '1');
+  await page.selectOption('#job-form select[name="authors_source"]', 'all');
+  await page.fill('#job-form input[name="batch_size"]', '1');
   await page.fill('#job-form textarea[name="relays"]', muteRelay);
   const stuck = await createFromForm(page);
   const sj = await api_show(stuck);
-  check('the form sent what it showed', sj.filter.kinds.join() === '1' && sj.batch_mode === 'none' &&
-    sj.relay_mode === 'custom' && sj.relay_list === muteRelay, JSON.stringify(sj));
+  check(`the form sent what it showed (${sj.batches_total} batches)`, sj.filter.kinds.join() === '1' && sj.batch_mode === 'authors' &&
+    sj.batch_size === 1 && sj.batches_total > 1 && sj.relay_mode === 'custom' && sj.relay_list === muteRelay, JSON.stringify(sj));
   const running = await page.waitForFunction((n) =>
     document.querySelector(`#jobs tr[data-job="${n}"]`)?.dataset.status === 'running', stuck,
   { timeout: 30000 }).then(() => true, () => false);
@@ -131,6 +145,48 @@ async function jobsCard(page) {
   const detail = await page.textContent('#job-detail');
   check('the detail view lists its batches with relay and status',
     detail.includes(muteRelay) && detail.includes('cancelled'), detail);
+  const groups = await page.$$eval('#job-detail tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+  check(`its ${sj.batches_total} cancelled batches are one row, not ${sj.batches_total}`, groups.length === 1 &&
+    groups[0][0] === String(sj.batches_total) && groups[0][1] === 'cancelled' && groups[0][4] === '0–' + (sj.batches_total - 1),
+    JSON.stringify(groups));
+  await deleteJob(page, stuck);
+}
+
+// The dry run's words: one request is "1 first request"; the "from date
+// range" preset without dates warns of it; no kinds warns of every kind,
+// never of kind 1.
+async function dryRunWords(page) {
+  const dry = async () => {
+    await page.evaluate(() => { document.querySelector('#job-dry').textContent = ''; });
+    await page.click('#job-dry-run');
+    await page.waitForFunction(() => document.querySelector('#job-dry').textContent.includes('Dry run'), null, { timeout: 15000 });
+    return page.textContent('#job-dry');
+  };
+  await page.click('#job-presets button[data-preset="profiles-date-range"]');
+  let text = await dry();
+  check('one request reads "1 first request"', /requests1 first request \(/.test(text), text);
+  check('the date-range preset without dates says so', text.includes('since, until: no dates'), text);
+  await page.evaluate(() => document.querySelector('#job-form').reset());
+  await page.fill('#job-form input[name="since"]', '2020-01-01T00:00');
+  text = await dry();
+  check('no kinds: warned of every kind, not of kind 1', text.includes('every kind') && !text.includes('kind 1'), text);
+}
+
+// Delete from the jobs table: asked first, Keep keeps it, Yes deletes it.
+async function deleteJob(page, id) {
+  const row = `#jobs tr[data-job="${id}"]`;
+  const shown = (sel) => page.waitForSelector(sel, { timeout: 15000 }).then(() => true, () => false);
+  await page.click(`${row} button[data-action="delete"]`);
+  check('Delete asks first', await shown(`${row} button[data-action="delete-yes"]`));
+  await page.click(`${row} button[data-action="delete-no"]`);
+  check('Keep keeps the job', await shown(`${row} button[data-action="delete"]`) && (await api_show(id)).job === id);
+  await page.click(`${row} button[data-action="delete"]`);
+  await shown(`${row} button[data-action="delete-yes"]`);
+  await page.click(`${row} button[data-action="delete-yes"]`);
+  const gone = await page.waitForFunction((r) => !document.querySelector(r), row, { timeout: 15000 }).then(() => true, () => false);
+  const said = await page.textContent('#job-result');
+  check(`Yes deletes it (${said})`, gone && said === `job ${id} deleted` && (await api_show(id)).error === 'jobs show: no such job',
+    JSON.stringify(await api_show(id)));
 }
 
 async function api_show(id) {
@@ -259,8 +315,19 @@ async function adminCards(page) {
     ' ' + JSON.stringify((await api('/api/status')).relays.map((r) => [r.url, r.role])) +
     ' ' + await page.$$eval('#relays tr[data-url]', (rows) => rows.map((r) => r.dataset.url + ' ' + r.children[1].innerHTML).join(' | ')));
 
-  // Uplink: none configured, said in words.
+  // Backup: no form naming a file the daemon writes; the download saves a copy.
   await view(page, 'settings');
+  check('no form for backup to a file on the page (the other forms are)', await page.locator('form[data-command="backup"]').count() === 0 &&
+    await page.locator('form[data-command="config set"]').count() === 1);
+  check('the backup card is shown', await page.isVisible('#backup-card'));
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('#backup-download')]);
+  await download.saveAs(backupOut);
+  const name = download.suggestedFilename();
+  check(`Download backup saves the copy under the daemon's name (${name})`, /^cachebox-backup-\d{8}-\d{6}\.db$/.test(name));
+  const said = await waitFor(page, () => document.querySelector('#backup-result').textContent.startsWith('the copy is ready'));
+  check('and says so in words', said, await page.textContent('#backup-result'));
+
+  // Uplink: none configured, said in words.
   await page.click('#uplink-check');
   ok1 = await waitFor(page, () => document.querySelector('#uplink-result').textContent.startsWith('no uplink configured'));
   check('the uplink test says there is none', ok1, await page.textContent('#uplink-result'));
@@ -339,6 +406,13 @@ try {
     (s) => s.store.events.toLocaleString('en-US'), (p) => p.textContent('#store-events'));
   check(`stored events match /api/status (${got})`, want === got, `page ${got}, status ${want}`);
 
+  [want, got] = await settle(page, 'activity',
+    (s) => s.idle ? 'idle' : (s.recovery || {}).waiting ? 'waiting' : 'working',
+    (p) => p.$eval('#activity', (e) => e.dataset.state).catch(() => 'no #activity'));
+  const activity = await page.textContent('#activity', { timeout: 1000 }).catch(() => '');
+  check(`the Summary says what the box is doing as the status does (${activity})`, want === got &&
+    activity.startsWith(got === 'idle' ? 'Idle' : 'W'), `page ${got}, status ${want}`);
+
   const rs = (await api('/api/status')).relay_endpoint;
   check('the relay endpoint section is shown', await page.isVisible('#serve-section'));
   got = await page.textContent('#serve-summary');
@@ -356,7 +430,7 @@ try {
   const out = form.locator('output');
   await page.waitForFunction(() => document.querySelector('form[data-command="config set"] output').textContent.includes('config set:'));
   const refused = await out.textContent();
-  check('wrong token: the page shows the refusal', refused.includes('wrong admin token'), refused);
+  check('wrong token: the page shows the refusal', refused.includes('wrong admin password'), refused);
   const before = await api('/api/config/get?key=backfill.page_size');
   check('wrong token: nothing changed', before.value !== '321', before.value);
 
@@ -370,7 +444,16 @@ try {
   check(`the result is text next to the form (${said})`, said === 'config set: done, backfill.page_size = 321 (from the database)', said);
   check('token kept in sessionStorage', await page.evaluate(() => sessionStorage.getItem('cachebox.token')) === token);
 
-  errors.length = 0;	// the wrong token's 401 above was logged on purpose
+  await page.fill('#token', '');
+  await form.locator('button').click();
+  await page.waitForFunction(() => document.querySelector('form[data-command="config set"] output').textContent.includes('admin password'));
+  const missing = await out.textContent();
+  check(`no password: the page says so in words (${missing})`, missing.includes('this change needs the admin password: type it') &&
+    !/Authorization|Bearer|token/.test(missing), missing);
+  await page.fill('#token', token);
+  check('the field is called the admin password', /admin password/.test(await page.textContent('#token-bar')) &&
+    !/admin token/.test(await page.textContent('#token-bar')), await page.textContent('#token-bar'));
+  errors.length = 0;	// the wrong and missing passwords' 401 above were logged on purpose
   await authorTable(page);
   await chart(page);
   await relayErrorPast(page);

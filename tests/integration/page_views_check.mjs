@@ -2,8 +2,10 @@
 // 1280x900 in Debian's chromium (playwright-core, no browser download):
 // reached by its header link; no horizontal overflow of the page or of
 // any box in it (a table cut on the right is a box wider than it shows);
-// no relay URL nor any word of a table cell broken over lines; the
-// summary about one screen tall at 1280; every control (button, input, select,
+// no relay URL nor any word of a table cell or of a button broken over
+// lines (a root with no profile name beside its Remove button); the
+// summary about one screen tall at 1280 and saying what the box is doing
+// as the status does; every control (button, input, select,
 // textarea, link) of the view inside the screen's width, at least 16 px
 // in each direction, and the element found at its centre once scrolled
 // to (nothing covers it). The summary's chart of 24 hours must draw the
@@ -56,9 +58,10 @@ function judge() {
     const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
     if (tops.size > 1) out.urls.push(m[0] + ' on ' + tops.size + ' lines in ' + name(n.parentElement));
   }
-  // Every word of a table cell (a name, a number, an npub) on one line.
+  // Every word of a table cell (a name, a number, an npub) or of a button
+  // ("Remove") on one line.
   out.words = [];
-  for (const td of document.querySelectorAll('td')) {
+  for (const td of document.querySelectorAll('td, button')) {
     if (!shown(td)) continue;
     const tw = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
     for (let n = tw.nextNode(); n; n = tw.nextNode()) {
@@ -141,9 +144,15 @@ try {
       check(`${where}: no horizontal overflow of the page`, !j.pageWide);
       check(`${where}: no box wider than it shows`, j.boxes.length === 0, j.boxes.slice(0, 4).join('; '));
       check(`${where}: no relay URL broken over lines (${j.urlsSeen} seen)`, j.urls.length === 0, j.urls.slice(0, 3).join('; '));
-      check(`${where}: no word of a table cell broken over lines`, j.words.length === 0, j.words.slice(0, 4).join('; '));
+      check(`${where}: no word of a table cell or a button broken over lines`, j.words.length === 0, j.words.slice(0, 4).join('; '));
       if (view === 'summary' && w === 1280)
         check(`${where}: the summary fits about one screen (${j.height} px tall)`, j.height <= 1300);
+      if (view === 'summary') {
+        const [said, state, st] = await page.evaluate(async () => [document.querySelector('#activity')?.textContent,
+          document.querySelector('#activity')?.dataset.state, await (await fetch('/api/status')).json()]);
+        check(`${where}: the summary says what the box is doing (${said})`, typeof said === 'string' &&
+          state === (st.idle ? 'idle' : 'working') && said.startsWith(st.idle ? 'Idle' : 'Working'), `${state} ${said}`);
+      }
       const c = await controls(page, view);
       check(`${where}: every control reachable (${c.seen} controls)`, c.bad.length === 0 && c.seen > 0, c.bad.slice(0, 4).join('; '));
       await page.evaluate(() => window.scrollTo(0, 0));

@@ -255,7 +255,7 @@ check_commands(void)
 	    "runtime: yes" NL "help: least severe level logged: error, warn, "
 	    "info or debug" NL PROMPT);
 	exchange("admin token too short", "admin-token set abc\r", 20,
-	    "admin-token set abc" NL "error: the token needs 12 to 256 "
+	    "admin-token set abc" NL "error: the admin password needs 12 to 256 "
 	    "characters" NL PROMPT);
 	exchange("admin token set on the console",
 	    "admin-token set console-token-0123\r", 35,
@@ -264,8 +264,9 @@ check_commands(void)
 	exchange("the token is never shown", "config get admin.token\r", 23,
 	    "config get admin.token" NL "key: admin.token" NL "value: (set)" NL
 	    "default: " NL "source: database" NL "unit: " NL "runtime: yes" NL
-	    "help: bearer token for mutating API calls (kept only as a salted "
-	    "hash); empty = mutations refused" NL PROMPT);
+	    "help: the admin password: changes from the status page and the "
+	    "web API need it (sent as a bearer token; kept only as a salted "
+	    "hash); empty = none may change anything there" NL PROMPT);
 }
 
 /*

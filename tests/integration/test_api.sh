@@ -18,7 +18,7 @@ B="http://127.0.0.1:$(cat "$T/d/http.port")"
 code=$(curl -s -o "$T/r" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
 	-d '{"key":"backfill.page_size","value":"300"}' "$B/api/config/set")
 check "no token configured: 403" test "$code" = 403
-check "no token configured: says to use the console" grep -q "set an admin token from the console first" "$T/r"
+check "no token configured: says to use the console" grep -q "no admin password is set: set one from the console first" "$T/r"
 # no upstream relays for the rest: stored, so the next start has none either
 check "relays.bootstrap emptied in the database" cboxctl -d "$T/d" config set relays.bootstrap ""
 kill "$DPID"; wait "$DPID" || true
@@ -66,8 +66,9 @@ check "  names the argument" grep -q "unknown argument 'x'" "$T/r"
 body='{"key":"backfill.page_size","value":"300"}'
 check "POST without a token: 401" test "$(req POST /api/config/set -d "$body")" = 401
 check "  with WWW-Authenticate" grep -qi '^www-authenticate: Bearer' "$T/h"
+check "  says it needs the admin password" grep -q "this change needs the admin password" "$T/r"
 check "POST with a wrong token: 401" test "$(req POST /api/config/set -H 'Authorization: Bearer wrong-token-0123456789' -d "$body")" = 401
-check "  says wrong token" grep -q "wrong admin token" "$T/r"
+check "  says wrong password" grep -q "wrong admin password" "$T/r"
 check "POST with a token prefix: 401" test "$(req POST /api/config/set -H "Authorization: Bearer ${TOKEN:0:10}" -d "$body")" = 401
 check "POST with the token in another scheme: 401" test "$(req POST /api/config/set -H "Authorization: Basic $TOKEN" -d "$body")" = 401
 check "nothing changed" test "$(cboxctl -d "$T/d" config get backfill.page_size --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')" = 500

@@ -8,8 +8,11 @@
 # relaysim after the start, names that author in the paged, searchable
 # author table; that the chart of events stored per minute is drawn; that
 # a relay error from before its reconnect reads as past; that resetting
-# everyone's backfill asks first; that the page has no sideways scrolling
-# at 390x844; and saves screenshots to $CACHEBOX_BUILD/screenshots/.
+# everyone's backfill asks first; that the dry run's words and a job's
+# grouped details are right and Delete asks first; that Download backup
+# saves a copy that passes integrity_check and leaves nothing in the state
+# directory; that the page has no sideways scrolling at 390x844; and saves
+# screenshots to $CACHEBOX_BUILD/screenshots/.
 . "$(dirname "$0")/lib.sh"
 . "$CACHEBOX_TESTS/relaysim/relaysim.sh"
 
@@ -63,7 +66,7 @@ base="http://127.0.0.1:$(cat "$T/d/http.port")"
 
 mkdir -p "$CACHEBOX_BUILD/screenshots"
 if (cd "$CACHEBOX_TESTS" && PROFILE_PK="$PROFILE_PK" PROFILE_NAME="$PROFILE_NAME" \
-    RELAY_HTTP="$http_main" node integration/browser_check.mjs "$base" "$TOKEN" \
+    RELAY_HTTP="$http_main" BACKUP_OUT="$T/page-backup.db" node integration/browser_check.mjs "$base" "$TOKEN" \
     "$CACHEBOX_BUILD/screenshots/status.png" "$T/chromium-profile" "$url_mute"); then
 	ok "browser checks"
 else
@@ -71,4 +74,10 @@ else
 	tail -20 "$T/d.log"
 fi
 check "screenshot is a PNG" bash -c "file '$CACHEBOX_BUILD/screenshots/status.png' | grep -q PNG"
+check "the page's backup is saved" test -s "$T/page-backup.db"
+check "  and passes integrity_check" test "$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("pragma integrity_check").fetchone()[0])' "$T/page-backup.db" 2>&1)" = ok
+check "  and holds the events" test "$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("select count(*) from events").fetchone()[0])' "$T/page-backup.db" 2>&1)" -gt 0
+check "  and nothing of it is left in the state directory" test -z "$(ls "$T/d" | grep backup-download)"
 finish

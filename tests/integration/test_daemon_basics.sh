@@ -60,7 +60,7 @@ check "status idle is a bool" grep -Eq '^(true|false)$' <<<"$(json_get "$T/statu
 check "status store.events is 0" test "$(json_get "$T/status.json" store.events)" = 0
 check "status has backfill.authors_total" test "$(json_get "$T/status.json" backfill.authors_total)" = 0
 check "status relays is a list" test "$(json_get "$T/status.json" relays)" = "[]"
-check "human status prints version" bash -c "'$CACHEBOXCTL' -d '$D' status | grep -q '^version:'"
+check "human status names the version" bash -c "'$CACHEBOXCTL' -d '$D' status | grep -Eq '^cachebox [0-9]+\.[0-9]+\.[0-9]+, up '"
 check "key command shows the npub" bash -c "'$CACHEBOXCTL' -d '$D' key | grep -q 'npub1'"
 
 out=$(cboxd -d "$D" --exit-when-idle 2>&1) && fail "second daemon accepted" ||

@@ -10,7 +10,13 @@
 #   backup  taken while the author drain writes: the copy is 0600, passes
 #           PRAGMA integrity_check and holds every event committed before
 #           it began; restored (stop, copy, start) it opens and the drain
-#           finishes from it; the web may not ask for one.
+#           finishes from it; the web may not ask for one to a file;
+#   download  the page's "Download backup" during the same drain: only with
+#           the admin password, fetched once with its ticket (a used or
+#           wrong one refused) while the status still answers, the copy
+#           gone from the state directory as it is sent; it passes
+#           integrity_check and holds every event committed before it was
+#           asked for; a copy not fetched is removed when the daemon stops.
 . "$(dirname "$0")/lib.sh"
 use_relaysim
 gen=$CACHEBOX_BUILD/tests/integration/prog_relayd
@@ -148,7 +154,7 @@ C=$T/c
 # whatever the machine's speed.
 ARGS=(--set relays.bootstrap="$(relaysim_url up)" --set follow.roots="$(relaysim_q root)"
     --set backfill.pace_ms=400 --set backfill.page_size=100 --set negentropy.enabled=false
-    --set http.listen=127.0.0.1:0)
+    --set http.listen=127.0.0.1:0 --set admin.token=backup-token-0123)
 start_daemon -d "$C" "${ARGS[@]}"
 CPID=$DPID
 check "the drain has begun" wait_for 60 bash -c "[ \"\$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1], timeout=10).execute(\"select count(*) from events\").fetchone()[0])' '$C/cachebox.db' 2>/dev/null || echo 0)\" -ge 500 ]"
@@ -173,7 +179,45 @@ code=$(curl -s -o "$T/web.out" -w '%{http_code}' -X POST -d '{"file":"/tmp/x.db"
     "http://127.0.0.1:$H/api/backup")
 check "the web may not ask for a backup (403, saying why)" \
     test "$code" = 403 -a -n "$(grep 'names a file the daemon writes' "$T/web.out")"
+
+# ---- the page's download, during the same drain ----------------------------
+B=http://127.0.0.1:$H
+post_dl() { curl -s -o "$T/dl.json" -w '%{http_code}' -X POST -d '{}' "$@" "$B/api/backup/download"; }
+check "Download backup needs the admin password (401)" test "$(post_dl)" = 401
+db_ids "$C/cachebox.db" | sort >"$T/before-dl.ids"
+check "with it, a copy begins (200)" \
+    test "$(post_dl -H 'Authorization: Bearer backup-token-0123')" = 200
+url=$(json_get "$T/dl.json" download)
+check "the answer names the one-time path ($url)" \
+    grep -Eq '^/api/backup/file\?ticket=[0-9a-f]{64}$' <<<"$url"
+copied() { curl -fsS "$B/api/backup/status" | grep -q '"state":"done"'; }
+check "the copy is done" wait_for 120 copied
+check "it waits in the state directory, 0600, under the daemon's name" \
+    test "$(stat -c %a "$C/backup-download.db")" = 600
+code=$(curl -s -o /dev/null -w '%{http_code}' "$B/api/backup/file?ticket=$(printf '%064d' 0)")
+check "a wrong ticket is refused (403)" test "$code" = 403
+# Read slowly, so the status is asked while the copy streams.
+curl -s --limit-rate 200k -D "$T/dl.head" -o "$T/dl.db" "$B$url" &
+CURL=$!
+gone() { [ ! -e "$C/backup-download.db" ]; }
+check "the copy leaves the state directory as it is sent" wait_for 30 gone
+check "the status answers while it streams" bash -c "kill -0 $CURL && curl -fsS -m 5 '$B/api/status' >/dev/null"
+wait "$CURL" || true
+check "it is sent as a file to save" \
+    grep -Eq '^Content-Disposition: attachment; filename="cachebox-backup-[0-9]{8}-[0-9]{6}\.db"' "$T/dl.head"
+check "the download passes PRAGMA integrity_check" \
+    test "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("pragma integrity_check").fetchone()[0])' "$T/dl.db")" = ok
+db_ids "$T/dl.db" | sort >"$T/dl.ids"
+check "it holds every event committed before it was asked for ($(wc -l <"$T/before-dl.ids"))" \
+    test -z "$(comm -23 "$T/before-dl.ids" "$T/dl.ids")"
+code=$(curl -s -o "$T/again.out" -w '%{http_code}' "$B$url")
+check "the ticket works once (403 the second time)" test "$code" = 403
+check "nothing of it is left in the state directory" \
+    test -z "$(ls "$C" | grep backup-download)"
+post_dl -H 'Authorization: Bearer backup-token-0123' >/dev/null
+check "a copy nobody fetched ..." wait_for 120 copied
 kill "$CPID"; wait "$CPID" || true
+check "... is removed when the daemon stops" test -z "$(ls "$C" | grep backup-download)"
 
 # Restore: stop (done), copy the backup in place of the database, start.
 R=$T/r

@@ -43,7 +43,7 @@ post() {
 	echo " $(cat "$T/body")"
 }
 # code_in FILE: the setup code the log line in FILE shows.
-code_in() { sed -n 's/.*warn: setup: no admin token is set; setup code \([0-9A-Z-]*\) .*/\1/p' "$1" | tail -1; }
+code_in() { sed -n 's/.*warn: setup: no admin password is set; setup code \([0-9A-Z-]*\) .*/\1/p' "$1" | tail -1; }
 
 # ---- box A: the code at the box, nowhere else ---------------------------
 start_box a || { fail "box a started"; finish; exit 1; }
@@ -52,7 +52,7 @@ CODE=$(code_in "$T/a.log")
 echo "# setup code $CODE"
 check "it has 10 characters of the alphabet, in two groups" \
 	grep -Eq '^[0-9ABCDEFGHJKMNPQRSTVWXYZ]{5}-[0-9ABCDEFGHJKMNPQRSTVWXYZ]{5}$' <<<"$CODE"
-check "the console shows it" grep -q "^setup: no admin token is set. Setup code: $CODE\$" "$T/a.log"
+check "the console shows it" grep -q "^setup: no admin password is set. Setup code: $CODE\$" "$T/a.log"
 check "the login-screen file holds it" grep -q "^cachebox setup code: $CODE\$" "$T/a/setup-code.issue"
 check "the login-screen file is 0600" test "$(stat -c %a "$T/a/setup-code.issue")" = 600
 say "setup code"
@@ -96,11 +96,11 @@ else
 	tail -20 "$T/a.log"
 fi
 check "the log says the token was set with the code" \
-	grep -q "setup: the admin token was set on the status page with the setup code" "$T/a.log"
+	grep -q "setup: the admin password was set on the status page with the setup code" "$T/a.log"
 check "the login-screen file is empty again" test ! -s "$T/a/setup-code.issue"
 check "the database holds a hash, not the password" bash -c "! grep -aq '$PASSWORD' '$T/a/cachebox.db'*"
 say "setup code"
-check "the console says setup is over" wait_for 5 grep -Eq "(^|> )error: an admin token is set already" "$T/a.log"
+check "the console says setup is over" wait_for 5 grep -Eq "(^|> )error: an admin password is set already" "$T/a.log"
 check "the log never shows the password" bash -c "! grep -q '$PASSWORD' '$T/a.log'"
 stop_daemon
 

@@ -311,7 +311,7 @@ F=$T/lan; mkdir -m 700 "$F"
 start_daemon -d "$F" --set http.listen=0.0.0.0:0 --set relays.bootstrap=
 check "http.port written (0.0.0.0)" wait_for 10 test -s "$F/http.port"
 check "a network-reachable page without a token is warned about" \
-    grep -q "reachable from the network and no admin token is set" "$T/d.log"
+    grep -q "reachable from the network and no admin password is set" "$T/d.log"
 curl -s "http://127.0.0.1:$(ports "$F")/api/status" >"$T/st.json"
 check "  and the status shows the bind address" python3 -c 'import json, sys
 h = json.load(open(sys.argv[1]))["http"]

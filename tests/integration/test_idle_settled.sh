@@ -10,7 +10,9 @@
 #      still pending;
 #   C. a long backoff (60 s) within settle_s: the status says idle false,
 #      recovery.waiting names the relay, its ids and the deadline, and the
-#      sentence "waiting for N ids from relay X until HH:MM UTC".
+#      sentence "waiting for N ids from relay X until HH:MM UTC", which
+#      cacheboxctl status says on its first line and the status page's
+#      Summary in its own words (headless chromium, when installed).
 . "$(dirname "$0")/lib.sh"
 use_relaysim
 
@@ -74,6 +76,21 @@ PY
 check "C: the status says idle false, waiting for the relay's ids until a time" \
     wait_for 120 waiting
 python3 -c 'import json, sys; print("    " + json.load(open(sys.argv[1])).get("waiting", "-"))' "$T/st.json" || true
+head1=$(cboxctl -d "$D" status | head -1)
+echo "    $head1"
+check "C: cacheboxctl status says what it waits for on its first line" \
+    grep -Eq "^cachebox [0-9.]+, up .*: waiting for [0-9]+ ids from relay ${URL//./\\.} until [0-9]{2}:[0-9]{2} UTC$" <<<"$head1"
+if [ -x /usr/bin/chromium ] && [ -d "$CACHEBOX_TESTS/node_modules/playwright-core" ] && [ -z "$EMU" ]; then
+	if (cd "$CACHEBOX_TESTS" && node integration/page_text_check.mjs \
+	    "http://127.0.0.1:$(cat "$D/http.port")" summary '#activity' \
+	    "^Waiting for [0-9]+ ids from relay ${URL//./\\.} until [0-9]{2}:[0-9]{2} UTC" 30 "$T/chromium"); then
+		ok "C: the page's Summary says what it waits for"
+	else
+		fail "C: the page's Summary says what it waits for"
+	fi
+else
+	echo "# no chromium or playwright-core: the page's words not checked"
+fi
 stop_daemon
 relaysim_stop >/dev/null 2>&1
 finish

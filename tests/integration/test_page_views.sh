@@ -5,7 +5,9 @@
 # Relays, Authors, Jobs, Settings, reached from the header's links) must
 # have no horizontal overflow (the page nor any box in it), no relay URL
 # broken over lines, and every control on screen, of a size to use, and
-# on top where it sits, and no word of a table cell broken over lines;
+# on top where it sits, and no word of a table cell or a button broken
+# over lines (a second root with no profile name: "Remove" beside the
+# longest text of the roots list);
 # the summary about one screen tall at 1280. A job run to the end gives
 # the Jobs view a row. The summary's chart of the last 24 hours shows
 # the events stored before the restart (kept in the database) while the
@@ -60,6 +62,9 @@ check "after the restart nothing new was stored" \
 check "the last 24 hours still hold the $before events" \
 	test "$(json_get "$T/st.json" ingest.stored_24h)" = "$before"
 base="http://127.0.0.1:$(cat "$D/http.port")"
+# A root no relay has a profile of (the box's own key): its line in the
+# roots list reads "no profile name yet" beside its Remove button.
+check "a root with no profile is added" cboxctl -d "$D" roots add "$(json_get "$T/st.json" npub)"
 
 mkdir -p "$CACHEBOX_BUILD/screenshots"
 if (cd "$CACHEBOX_TESTS" && node integration/page_views_check.mjs "$base" "$TOKEN" \

@@ -3,9 +3,11 @@
 # both; --json anywhere on cacheboxctl's line, with the JSON itself
 # unchanged; cacheboxctl --version; cacheboxctl help lists every command of
 # the daemon, the console-only ones marked; every console error reads
-# "error: ..."; quit, exit and the end of input stop a daemon run with
-# --console -; people see dates, sizes and durations with units; follows
-# is one line per author, --relays (or an author) for each relay.
+# "error: ..."; a mistyped command is answered with the command meant;
+# quit, exit and the end of input stop a daemon run with --console -;
+# people see dates, sizes and durations with units, status as a summary
+# of a few lines, jobs list and jobs show in words; follows is one line
+# per author, --relays (or an author) for each relay.
 . "$(dirname "$0")/lib.sh"
 
 ROOT=npub180cvv07tjdrrgpa0j7j7tmnyl2yr6yr7l8j4s3evf6u64th6gkwsyjh6w6
@@ -28,6 +30,13 @@ check "config lists config list, get and set" \
 rc=0; out=$(ctl jobs frobnicate 2>&1) || rc=$?
 check "an unknown command of a group: usage error (2)" test "$rc" = 2
 check "... that names the group" grep -q "unknown command 'jobs frobnicate' (try 'cacheboxctl jobs')" <<<"$out"
+rc=0; out=$(ctl stauts 2>&1) || rc=$?
+check "a mistyped command: usage error (2)" test "$rc" = 2
+check "... that names the command meant" \
+	grep -q "unknown command 'stauts': did you mean 'status'? (try 'cacheboxctl help')" <<<"$out"
+rc=0; out=$(ctl jobs lsit 2>&1) || rc=$?
+check "a mistyped command of a group names the command meant" \
+	grep -q "unknown command 'jobs lsit': did you mean 'jobs list'? (try 'cacheboxctl jobs')" <<<"$out"
 
 # --- --json anywhere, the JSON unchanged -----------------------------------
 ctl key --json >"$T/k1.json"
@@ -40,7 +49,7 @@ ctl config --json get log.level >"$T/g.json"
 check "--json between the words of a command" jq -e '.key == "log.level" and .value == "info"' "$T/g.json"
 ctl --json help >"$T/help.json"
 check "help --json keeps its members" jq -e '[.commands[] | keys] | unique ==
-	[["console_only","help","mutating","name","named","params","post"]]' "$T/help.json"
+	[["console_only","help","mutating","name","named","params","post","web"]]' "$T/help.json"
 ctl status --json >"$T/st.json"
 check "status --json: numbers stay numbers" jq -e '(.uptime_s | type) == "number" and
 	(.rss_bytes | type) == "number" and (.store.max_bytes | type) == "number"' "$T/st.json"
@@ -63,15 +72,22 @@ check "... and only they" test "$(grep -c 'console only' <<<"$out")" = 2
 check "... each said once on its line" test "$(grep -o 'console only' <<<"$out" | wc -l)" = 2
 
 # --- human output: dates, sizes, durations ------------------------------------
+# status: a summary of a dozen lines, one per part, not the document.
 out=$(ctl status)
-check "sizes with units (rss)" grep -Eq '^rss_bytes: [0-9.]+ MiB$' <<<"$out"
-check "sizes with units (the budget)" grep -Eq '^  max_bytes: 4 GiB$' <<<"$out"
-check "durations with units" grep -Eq '^uptime_s: [0-9]+s$' <<<"$out"
+check "status: what the box does, with its uptime" grep -Eq '^cachebox [0-9.]+, up [0-9]+s: (idle|working)' <<<"$out"
+check "status: sizes with units" grep -Eq '^store     0 events, 0 B of 4 GiB$' <<<"$out"
+check "status: memory against its budget" grep -Eq '^memory    [0-9.]+ MiB of 16 MiB$' <<<"$out"
+check "status: the backfill in words" grep -q '^backfill  0 of 1 author complete, 1 incomplete$' <<<"$out"
+check "status: no key dump" bash -c "! grep -Eq '^ *(rss_bytes|cut_invalid|\[0\]):' <<<'$out'"
+check "status: a short summary ($(wc -l <<<"$out") lines)" test "$(wc -l <<<"$out")" -le 16
 ctl jobs new label=t kinds=1 since=2024-01-01 relay_mode=custom relays=ws://127.0.0.1:9 >/dev/null
 out=$(ctl jobs show 1)
-check "times as dates (since)" grep -q '^  since: 2024-01-01 00:00:00 UTC$' <<<"$out"
-check "times as dates (created_at)" grep -Eq '^created_at: [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC$' <<<"$out"
-check "a time never set reads -" grep -q '^completed_at: -$' <<<"$out"
+check "jobs show: the job in words" grep -Eq '^job 1 "t": (pending|running)$' <<<"$out"
+check "times as dates (since)" grep -Eq '^window    since 2024-01-01 00:00:00 UTC, until ' <<<"$out"
+check "times as dates (created) and a time never set reads -" \
+	grep -Eq '^created   [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC by ctl; started .*; completed -$' <<<"$out"
+out=$(ctl jobs list)
+check "jobs list: a line per job" grep -Eq '^   1  (pending|running) +0/1 batches +0 events  t: kinds:1 since 2024-01-01$' <<<"$out"
 ctl jobs show 1 --json >"$T/j.json"
 check "jobs show --json keeps Unix seconds" jq -e '.filter.since == 1704067200 and (.created_at | type) == "number"' "$T/j.json"
 
@@ -93,7 +109,7 @@ stop_daemon
 # Every error reads "error: ..."; a group lists; --json and --relays as on
 # cacheboxctl; quit stops the daemon and what follows it is not run.
 printf '%s\n' relays 'relays frobnicate' frobnicate 'config get' 'config get no.such' \
-    '"open' 'status --relays' 'key --json' 'follows' quit key >"$T/in"
+    '"open' 'status --relays' 'key --json' 'follows' 'jobs lsit' quit key >"$T/in"
 # The state directory of the daemon above: the root is in its follow set.
 rc=0; timeout 20 "$CACHEBOXD" -d "$D" --console - --set http.listen=127.0.0.1:0 \
     --set relays.bootstrap= --set "follow.roots=$ROOT" <"$T/in" >"$T/c.out" 2>"$T/c.log" || rc=$?
@@ -108,8 +124,10 @@ check "console: an unclosed quote" grep -q '^cachebox> error: unclosed quote$' "
 check "console: a wrong flag" grep -q '^cachebox> error: --relays is an option of follows only$' "$T/c.out"
 check "console: --json" grep -q '^	"npub":	"npub1' "$T/c.out"
 check "console: follows one line per author" grep -q "^$ROOT  incomplete  relays 0/0" "$T/c.out"
-check "console: six errors" test "$(grep -c '^cachebox> error: ' "$T/c.out")" = 6
-check "console: nothing after quit ran" test "$(grep -c '^cachebox> ' "$T/c.out")" = 10
+check "console: a mistyped command names the command meant" \
+	grep -q "^cachebox> error: unknown command 'jobs lsit': did you mean 'jobs list'? (try 'jobs')$" "$T/c.out"
+check "console: seven errors" test "$(grep -c '^cachebox> error: ' "$T/c.out")" = 7
+check "console: nothing after quit ran" test "$(grep -c '^cachebox> ' "$T/c.out")" = 11
 
 printf 'log level\nexit\nkey\n' | timeout 20 "$CACHEBOXD" -d "$T/c" --console - \
     --set http.listen=127.0.0.1:0 --set relays.bootstrap= >"$T/e.out" 2>/dev/null && rc=0 || rc=$?

@@ -540,7 +540,7 @@ test_token_rule_and_hash(void **state)
 
 	assert_int_equal(config_set_arg(cfg, "admin.token=short-1", err,
 	    sizeof(err)), -1);
-	assert_string_equal(err, "admin.token: the token needs 12 to 256 "
+	assert_string_equal(err, "admin.token: the admin password needs 12 to 256 "
 	    "characters");
 	assert_null(strstr(err, "short-1"));
 	assert_int_equal(config_set_arg(cfg, "admin.token=bad token with "

@@ -378,9 +378,55 @@ test_fields(void **state)
 	a.only_missing_kind0 = "false";
 	assert_int_equal(parse(&a, &s), 0);
 	assert_false(s.shared.has & FILTER_HAS_LIMIT);
-	assert_int_equal(s.nwarnings, 1);	/* a kind 1 window, no limit */
-	assert_true(strncmp(s.warnings[0], "limit:", 6) == 0);
+	assert_int_equal(s.nwarnings, 2);	/* no dates; kind 1, no limit */
+	assert_true(strncmp(s.warnings[0], "since, until: no dates", 22) == 0);
+	assert_string_equal(s.warnings[1], "limit: a time window over kind 1 "
+	    "without a limit may fetch a great many events");
 	assert_string_equal(s.label, "custom job");
+	job_spec_free(&s);
+}
+
+/*
+ * A time window's warnings: no kinds is every kind, never "kind 1"; the
+ * "from date range" preset without dates says it has none; dates and a
+ * kind that is not 1 warn of nothing.
+ */
+static void
+test_window_warnings(void **state)
+{
+	struct job_args	a = { 0 };
+	struct job_spec	s;
+
+	a.since = "2024-01-01";
+	assert_int_equal(parse(&a, &s), 0);
+	assert_int_equal(s.nwarnings, 1);
+	assert_string_equal(s.warnings[0], "limit: no kinds means every "
+	    "kind: a time window over every kind without a limit may fetch a "
+	    "great many events");
+	assert_null(strstr(s.warnings[0], "kind 1"));
+	job_spec_free(&s);
+
+	memset(&a, 0, sizeof(a));
+	a.preset = "profiles-date-range";
+	assert_int_equal(parse(&a, &s), 0);
+	assert_int_equal(s.mode, STORE_JOB_MODE_NONE);
+	assert_int_equal(s.nwarnings, 1);
+	assert_string_equal(s.warnings[0], "since, until: no dates: every "
+	    "relay is asked for everything it holds of these kinds, from the "
+	    "newest to the oldest");
+	job_spec_free(&s);
+
+	a.until = "2024-06-01";
+	assert_int_equal(parse(&a, &s), 0);
+	assert_int_equal(s.nwarnings, 0);
+	job_spec_free(&s);
+
+	memset(&a, 0, sizeof(a));
+	a.kinds = "";
+	a.limit = "50";
+	assert_int_equal(parse(&a, &s), 0);
+	assert_int_equal(s.nwarnings, 1);
+	assert_true(strstr(s.warnings[0], "of every kind") != NULL);
 	job_spec_free(&s);
 }
 
@@ -432,6 +478,7 @@ main(void)
 		cmocka_unit_test(test_huge_list),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_window_warnings),
 		cmocka_unit_test(test_times),
 	};
 

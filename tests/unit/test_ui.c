@@ -164,6 +164,36 @@ test_named_args(void **state)
 	assert_true(commands_takes_body(commands_find("jobs cancel")));
 }
 
+/* A mistyped command name is answered with the command meant. */
+static void
+test_near_commands(void **state)
+{
+	char		*w1[] = { "stauts" }, *w2[] = { "jobs", "lsit", "3" };
+	char		*w3[] = { "relay", "list" }, *w4[] = { "jobs", "zzzz" };
+	char		*w5[] = { "ky" }, *w6[] = { "kez" }, *w7[] = { "lgo",
+			    "level" }, *w8[] = { "frobnicate" };
+	char		 msg[320];
+
+	assert_string_equal(commands_near(1, w1)->name, "status");
+	assert_string_equal(commands_near(3, w2)->name, "jobs list");
+	assert_string_equal(commands_near(2, w3)->name, "relays list");
+	assert_null(commands_near(2, w4));
+	assert_string_equal(commands_near(1, w5)->name, "key");
+	assert_string_equal(commands_near(1, w6)->name, "key");
+	assert_string_equal(commands_near(2, w7)->name, "log level");
+	assert_null(commands_near(1, w8));
+	assert_string_equal(commands_unknown(1, w1, msg, sizeof(msg)),
+	    "unknown command 'stauts': did you mean 'status'?");
+	assert_string_equal(commands_unknown(3, w2, msg, sizeof(msg)),
+	    "unknown command 'jobs lsit': did you mean 'jobs list'?");
+	assert_string_equal(commands_unknown(2, w3, msg, sizeof(msg)),
+	    "unknown command 'relay list': did you mean 'relays list'?");
+	assert_string_equal(commands_unknown(2, w4, msg, sizeof(msg)),
+	    "unknown command 'jobs zzzz'");
+	assert_string_equal(commands_unknown(1, w8, msg, sizeof(msg)),
+	    "unknown command 'frobnicate'");
+}
+
 /* A refusal is {"error": text} alone; an "error" beside others is data. */
 static void
 test_is_error(void **state)
@@ -544,6 +574,21 @@ test_render_follows(void **state)
 	    "npub1a  draining    relays 1/2  events 205  root\n"
 	    "npub1b  incomplete  relays 0/0  events 0  stale  no relay known\n");
 	buf_reset(&out);
+	/* a page of a longer list says how many of how many it shows */
+	cJSON_AddNumberToObject(v, "total", 30);
+	cJSON_AddNumberToObject(v, "offset", 3);
+	assert_int_equal(render_answer(&out, "follows", v, 0, "\n"), 0);
+	assert_true(strncmp(buf_cstr(&out), "2 of 30 followed authors shown "
+	    "(4-5), of them 0 complete, 1 draining, 1 incomplete", 79) == 0);
+	buf_reset(&out);
+	cJSON_AddStringToObject(v, "q", "auth");
+	assert_int_equal(render_answer(&out, "follows", v, 0, "\n"), 0);
+	assert_true(strncmp(buf_cstr(&out), "2 of 30 matching authors shown "
+	    "(4-5)", 36) == 0);
+	cJSON_DeleteItemFromObject(v, "total");
+	cJSON_DeleteItemFromObject(v, "offset");
+	cJSON_DeleteItemFromObject(v, "q");
+	buf_reset(&out);
 	assert_int_equal(render_answer(&out, "follows", v, RENDER_RELAYS,
 	    "\n"), 0);
 	assert_non_null(strstr(buf_cstr(&out), "      url: ws://b\n"));
@@ -561,6 +606,208 @@ test_render_follows(void **state)
 	assert_non_null(render_flags_check("status", NULL, &flags));
 	cJSON_Delete(args);
 	cJSON_Delete(v);
+}
+
+/*
+ * status for a person: a line per part, what the box waits for at the
+ * top, the relays not open named, not a dump of ~180 member lines.
+ */
+static void
+test_render_status(void **state)
+{
+	cJSON		*v = cJSON_Parse("{\"version\":\"0.1.0\",\"uptime_s\":"
+	    "3725,\"rss_bytes\":11010048,\"idle\":false,\"npub\":\"npub1x\","
+	    "\"backfill\":{\"authors_total\":30,\"authors_complete\":25,"
+	    "\"authors_incomplete\":2,\"authors_draining\":3},\"store\":{"
+	    "\"events\":20090,\"bytes\":8912896,\"state\":\"ok\","
+	    "\"retention\":\"within\",\"evicted\":0,\"max_bytes\":"
+	    "4294967296},\"relays\":[{\"url\":\"ws://a\",\"role\":"
+	    "\"bootstrap\",\"state\":\"open\",\"health\":\"connected\"},"
+	    "{\"url\":\"ws://b\",\"role\":\"outbox\",\"state\":\"open\","
+	    "\"health\":\"connected\"},{\"url\":\"ws://c\",\"role\":"
+	    "\"bootstrap\",\"state\":\"backoff\",\"health\":\"never opened"
+	    "\",\"last_error\":\"refused\"}],\"ingest\":{\"rate_per_s\":"
+	    "12.5,\"stored_24h\":20090,\"stored_7d\":31000},"
+	    "\"rss_budget_bytes\":16777216,\"recovery\":{\"pending\":17,"
+	    "\"expired\":3,\"relays\":1,\"recovered\":5,\"waiting\":{"
+	    "\"relay\":\"ws://b\",\"ids\":17,\"until\":1704067200}},"
+	    "\"waiting\":\"waiting for 17 ids from relay ws://b until 00:00 "
+	    "UTC\",\"jobs\":{\"pending\":1,\"running\":1,\"complete\":4,"
+	    "\"incomplete\":0,\"failed\":1,\"cancelled\":0,\"scheduled\":0,"
+	    "\"current\":{\"job\":7,\"label\":\"reacts\",\"batches_total\":"
+	    "10,\"batches_done\":4,\"events_fetched\":1234}},"
+	    "\"relay_endpoint\":{\"listen\":\"0.0.0.0:7777\",\"clients\":2,"
+	    "\"max_clients\":64,\"accept\":\"none\"},\"uplink\":{\"url\":"
+	    "\"ws://up\",\"state\":\"open\",\"last_error\":null},\"inbox\":"
+	    "{\"pending\":1500,\"forwarded\":20,\"rejected\":1}}");
+	struct buf	 out;
+
+	buf_init(&out, 8192);
+	assert_int_equal(render_answer(&out, "status", v, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "cachebox 0.1.0, up 1h 2m: working (backfill: 3 authors draining; "
+	    "job 7 running; uplink: 1,500 to forward; waiting for 17 ids from "
+	    "relay ws://b until 00:00 UTC)\n"
+	    "backfill  25 of 30 authors complete, 2 incomplete, 3 draining\n"
+	    "store     20,090 events, 8.5 MiB of 4 GiB\n"
+	    "stored    20,090 events in 24 h, 31,000 in 7 days; 12.5 events/s "
+	    "now\n"
+	    "relays    3: 2 connected, 1 never opened\n"
+	    "          ws://c  bootstrap  never opened  last error: refused\n"
+	    "uplink    ws://up  open; 1,500 pending, 20 forwarded, 1 dead "
+	    "letter\n"
+	    "jobs      job 7 \"reacts\" running: 4 of 10 batches, 1,234 events; "
+	    "1 pending, 4 complete, 1 failed\n"
+	    "recovery  17 ids pending on 1 relay, 3 given up; 5 recovered since "
+	    "start\n"
+	    "relay     0.0.0.0:7777: 2 of 64 clients, read-only\n"
+	    "memory    10.5 MiB of 16 MiB\n"
+	    "key       npub1x\n"
+	    "(status --json: every field)\n");
+	buf_reset(&out);
+	/* nothing but recovery's wait: that is what the first line says */
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "backfill"),
+	    "authors_draining", cJSON_CreateNumber(0));
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "jobs"), "current",
+	    cJSON_CreateNull());
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "uplink"), "url",
+	    cJSON_CreateString(""));
+	assert_int_equal(render_answer(&out, "status", v, 0, "\n"), 0);
+	assert_true(strncmp(buf_cstr(&out), "cachebox 0.1.0, up 1h 2m: waiting "
+	    "for 17 ids from relay ws://b until 00:00 UTC\nbackfill  25 of 30 "
+	    "authors complete, 2 incomplete\n", 99) == 0);
+	buf_reset(&out);
+	/* idle, nobody followed, nothing else configured */
+	cJSON_Delete(v);
+	v = cJSON_Parse("{\"version\":\"0.1.0\",\"uptime_s\":5,\"idle\":true,"
+	    "\"backfill\":{\"authors_total\":0},\"relays\":[],\"jobs\":{"
+	    "\"current\":null},\"uplink\":{\"url\":\"\"}}");
+	assert_int_equal(render_answer(&out, "status", v, 0, "\n"), 0);
+	assert_non_null(strstr(buf_cstr(&out), "cachebox 0.1.0, up 5s: idle\n"
+	    "backfill  nobody followed yet (roots add KEY)\n"));
+	assert_non_null(strstr(buf_cstr(&out), "relays    none yet\n"
+	    "uplink    none configured: events stay in this box\n"
+	    "jobs      none\n"));
+	buf_free(&out);
+	cJSON_Delete(v);
+}
+
+/*
+ * jobs list a line per job; jobs show a few lines and its unfinished
+ * batches grouped (80 cancelled batches of one relay are one line); the
+ * groups past RENDER_JOB_GROUPS only counted.
+ */
+static void
+test_render_jobs(void **state)
+{
+	cJSON		*l = cJSON_Parse("{\"jobs\":[{\"job\":2,\"label\":"
+	    "\"reacts\",\"status\":\"cancelled\",\"summary\":\"kinds:7 "
+	    "authors:30\",\"batches_done\":0,\"batches_total\":80,"
+	    "\"events_fetched\":0,\"every\":null,\"error\":null},{\"job\":1,"
+	    "\"label\":\"notes\",\"status\":\"complete\",\"summary\":"
+	    "\"kinds:1\",\"batches_done\":6,\"batches_total\":6,"
+	    "\"events_fetched\":19753,\"every\":\"1d\",\"error\":null}]}");
+	cJSON		*j, *b;
+	struct buf	 out;
+	char		 text[4096];
+	int		 i;
+
+	buf_init(&out, 65536);
+	assert_int_equal(render_answer(&out, "jobs list", l, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "2 jobs: 1 cancelled, 1 complete\n"
+	    "   2  cancelled      0/80 batches          0 events  reacts: "
+	    "kinds:7 authors:30\n"
+	    "   1  complete        6/6 batches     19,753 events  notes: kinds:1"
+	    "  every 1d\n");
+	buf_reset(&out);
+	cJSON_Delete(l);
+	l = cJSON_Parse("{\"jobs\":[]}");
+	assert_int_equal(render_answer(&out, "jobs list", l, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out), "no jobs yet (jobs new)\n");
+	buf_reset(&out);
+
+	j = cJSON_Parse("{\"job\":2,\"label\":\"reacts\",\"status\":"
+	    "\"cancelled\",\"summary\":\"kinds:7 authors:30\",\"preset\":"
+	    "\"\",\"authors_source\":\"followed\",\"only_missing_kind0\":"
+	    "false,\"batch_mode\":\"authors\",\"batch_size\":3,\"authors\":"
+	    "240,\"relay_mode\":\"bootstrap\",\"relay_list\":\"\","
+	    "\"batches_total\":80,\"batches_done\":0,\"events_fetched\":0,"
+	    "\"events_new\":0,\"requests\":1,\"error\":null,\"created_at\":"
+	    "1704067200,\"started_at\":1704067201,\"completed_at\":null,"
+	    "\"created_by\":\"web\",\"since\":null,\"until\":1704067201,"
+	    "\"every\":null,\"batch_counts\":{\"pending\":0,\"complete\":0,"
+	    "\"cancelled\":80},\"batches\":[],\"batches_truncated\":false}");
+	b = cJSON_GetObjectItem(j, "batches");
+	for (i = 0; i < 80; i++) {
+		snprintf(text, sizeof(text), "{\"index\":%d,\"relay\":"
+		    "\"ws://a\",\"status\":\"cancelled\",\"reason\":null}", i);
+		cJSON_AddItemToArray(b, cJSON_Parse(text));
+	}
+	assert_int_equal(render_answer(&out, "jobs show", j, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "job 2 \"reacts\": cancelled\n"
+	    "filter    kinds:7 authors:30\n"
+	    "authors   240 (the followed set), batches of 3, bootstrap relays\n"
+	    "window    since -, until 2024-01-01 00:00:01 UTC\n"
+	    "progress  0 of 80 batches done: 80 cancelled; 0 events fetched "
+	    "(0 new), 1 request\n"
+	    "created   2024-01-01 00:00:00 UTC by web; started 2024-01-01 "
+	    "00:00:01 UTC; completed -\n"
+	    "unfinished batches: 80\n"
+	    "  80 cancelled  ws://a  batches 0-79\n");
+	buf_reset(&out);
+	/* twelve groups: ten shown, two counted */
+	cJSON_DeleteItemFromObject(j, "batches");
+	b = cJSON_AddArrayToObject(j, "batches");
+	for (i = 0; i < 24; i++) {
+		snprintf(text, sizeof(text), "{\"index\":%d,\"relay\":"
+		    "\"ws://r%d\",\"status\":\"incomplete\",\"reason\":null,"
+		    "\"why\":\"burst\"}", i, i % 12);
+		cJSON_AddItemToArray(b, cJSON_Parse(text));
+	}
+	assert_int_equal(render_answer(&out, "jobs show", j, 0, "\n"), 0);
+	assert_non_null(strstr(buf_cstr(&out), "unfinished batches: 24\n"
+	    "  2 incomplete  ws://r0  batches 0...12  burst\n"));
+	assert_non_null(strstr(buf_cstr(&out), "  2 incomplete  ws://r9  "
+	    "batches 9...21  burst\n  and 2 more groups (--json lists every "
+	    "batch)\n"));
+	buf_free(&out);
+	cJSON_Delete(l);
+	cJSON_Delete(j);
+}
+
+/* recovery: a count, then a line per relay; nothing pending says so. */
+static void
+test_render_recovery(void **state)
+{
+	cJSON		*v = cJSON_Parse("{\"recovery\":[{\"relay\":\"ws://a\","
+	    "\"pending\":12,\"in_flight\":false,\"next_attempt\":1704067200,"
+	    "\"expired\":0,\"attempts\":2,\"recovered\":5,\"health\":"
+	    "\"connected\",\"negentropy\":\"yes\"},{\"relay\":\"wss://bb\","
+	    "\"pending\":1,\"in_flight\":true,\"next_attempt\":0,"
+	    "\"expired\":3,\"attempts\":1,\"recovered\":0,\"health\":"
+	    "\"connected\",\"negentropy\":\"yes\"}],\"pending\":13,"
+	    "\"expired\":3}");
+	cJSON		*e = cJSON_Parse("{\"recovery\":[],\"pending\":0,"
+	    "\"expired\":0}");
+	struct buf	 out;
+
+	buf_init(&out, 4096);
+	assert_int_equal(render_answer(&out, "recovery", v, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out),
+	    "13 ids pending on 2 relays, 3 given up\n"
+	    "ws://a    12 pending, next attempt 2024-01-01 00:00:00 UTC; "
+	    "2 attempts, 5 recovered; connected; NIP-77 yes\n"
+	    "wss://bb  1 pending, fetching now, 3 given up; 1 attempt, "
+	    "0 recovered; connected; NIP-77 yes\n");
+	buf_reset(&out);
+	assert_int_equal(render_answer(&out, "recovery", e, 0, "\n"), 0);
+	assert_string_equal(buf_cstr(&out), "nothing to recover: every id a "
+	    "relay reported has arrived\n");
+	buf_free(&out);
+	cJSON_Delete(v);
+	cJSON_Delete(e);
 }
 
 /* ---- write budget ------------------------------------------------------ */
@@ -606,8 +853,12 @@ main(void)
 		cmocka_unit_test(test_render_units),
 		cmocka_unit_test(test_render_follows),
 		cmocka_unit_test(test_render_lists),
+		cmocka_unit_test(test_render_status),
+		cmocka_unit_test(test_render_jobs),
+		cmocka_unit_test(test_render_recovery),
 		cmocka_unit_test(test_match_and_args),
 		cmocka_unit_test(test_named_args),
+		cmocka_unit_test(test_near_commands),
 		cmocka_unit_test(test_is_error),
 		cmocka_unit_test(test_body_args),
 		cmocka_unit_test(test_auth),

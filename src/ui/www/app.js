@@ -121,8 +121,38 @@ function drawHeader(st) {
   $('#npub').title = 'the box\'s public key: ' + (st.npub || '');
   $('#npub').dataset.npub = st.npub || '';
   const idle = $('#idle');
-  idle.textContent = st.idle ? 'idle' : 'working';
+  const waiting = (st.recovery || {}).waiting;
+  idle.textContent = st.idle ? 'idle' : waiting ? 'waiting' : 'working';
   idle.className = 'badge ' + (st.idle ? 'ok' : 'warn');
+  drawActivity(st);
+}
+
+// A Unix time as "12:34 UTC", and the time here where the browser knows it.
+function fmtClock(t) {
+  const d = new Date(t * 1000);
+  const utc = d.toISOString().slice(11, 16) + ' UTC';
+  if (new Date().getTimezoneOffset() === 0) return utc;
+  return utc + ' (' + d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) + ' here)';
+}
+
+// What the box is doing, in words, at the top of the Summary: idle, what
+// keeps it busy, and what it waits for while recovery holds idle back
+// (status recovery.waiting: ids a relay reported, asked again at a time).
+function drawActivity(st) {
+  const p = $('#activity');
+  const b = st.backfill || {}, cur = (st.jobs || {}).current, w = (st.recovery || {}).waiting;
+  const parts = [];
+  if (b.authors_draining > 0) parts.push('backfill: ' + fmtInt(b.authors_draining) + ' author' +
+    (b.authors_draining === 1 ? '' : 's') + ' draining');
+  if (cur) parts.push('job ' + cur.job + ' (' + cur.label + ') running');
+  if (st.uplink && st.uplink.url && (st.inbox || {}).pending > 0) parts.push('uplink: ' + fmtInt(st.inbox.pending) + ' events to forward');
+  const kids = [];
+  if (st.idle) kids.push(el('b', { text: 'Idle' }), ': nothing left to fetch or forward.');
+  else if (parts.length || !w) kids.push(el('b', { text: 'Working' }), parts.length ? ': ' + parts.join('; ') + '.' : '.', w ? ' ' : '');
+  if (!st.idle && w) kids.push(el('b', { text: 'Waiting' }), ' for ' + fmtInt(w.ids) + ' id' + (w.ids === 1 ? '' : 's') + ' from relay ',
+    el('span', { class: 'url-inline', title: w.relay, text: w.relay }), ' until ' + fmtClock(w.until) + '.');
+  p.replaceChildren(...kids);
+  p.dataset.state = st.idle ? 'idle' : w ? 'waiting' : 'working';
 }
 
 function drawCards(st) {
@@ -721,6 +751,42 @@ function setupAdminCards() {
   $('#uplink-check').addEventListener('click', () => testUplink($('#uplink-result'), 10));
   $('#dead-retry-all').addEventListener('click', () => deadAction(0));
   setupBackfill();
+  setupBackup();
+}
+
+// Download backup: the daemon copies the database in steps (backup
+// download), the page follows the copy (backup status) and, once it is
+// done, fetches it with its one-time path: the browser saves the file.
+function setupBackup() {
+  if (!hasCommand('backup download')) return;
+  $('#backup-card').hidden = false;
+  $('#backup-download').addEventListener('click', downloadBackup);
+}
+
+async function downloadBackup() {
+  const out = $('#backup-result'), button = $('#backup-download');
+  button.disabled = true;
+  try {
+    const a = await runCommand('backup download', {}, out, () => 'copying the database…');
+    if (!a) return;
+    let s = a;
+    while (s.state === 'running') {
+      setOut(out, 'copying the database: ' + fmtInt(s.pages_done) + ' of ' + fmtInt(s.pages_total) + ' pages', false);
+      await new Promise((r) => setTimeout(r, 500));
+      s = await getJSON(apiPath('backup status'));
+    }
+    if (s.state !== 'done') return setOut(out, 'the copy failed: ' + (s.error || s.state), true);
+    const link = el('a', { href: a.download, download: '' });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setOut(out, 'the copy is ready (' + fmtInt(s.pages_total) + ' pages): your browser saves it as ' +
+      'cachebox-backup-<date>.db; it can be fetched once', false);
+  } catch (e) {
+    setOut(out, 'backup download: ' + e.message, true);
+  } finally {
+    button.disabled = false;
+  }
 }
 
 // ---- custom jobs ------------------------------------------------------------
@@ -752,7 +818,10 @@ async function postCommand(name, body) {
     headers: { 'Content-Type': 'application/json', 'Authorization': 'Bearer ' + $('#token').value },
     body: JSON.stringify(body),
   });
-  const answer = await r.json();
+  let answer = await r.json();
+  // The API's words for a client; a person typed no password yet.
+  if (r.status === 401 && !$('#token').value)
+    answer = { error: 'this change needs the admin password: type it in the admin password field above' };
   return { ok: r.ok, answer };
 }
 
@@ -769,7 +838,8 @@ function drawDry(a) {
     a.batch_mode === 'authors' ? ['authors', a.authors, a.authors_first] : null;
   const facts = [
     ['batches', fmtInt(a.batches) + ' (' + a.batch_mode + (a.batch_mode === 'none' ? ': a time window, one per relay' : ', ' + a.batch_size + ' per batch') + ')'],
-    ['requests', fmtInt(a.requests) + ' first requests (each batch then pages on until its relay has nothing older)'],
+    ['requests', fmtInt(a.requests) + ' first request' + (a.requests === 1 ? '' : 's') +
+      ' (each batch then pages on until its relay has nothing older)'],
     ['estimated', fmtDuration(a.estimated_s) + ' at ' + a.pace_ms + ' ms between requests to one relay'],
     ['relays', (a.relays || []).map((r) => r.url + ' (' + r.batches + ')').join(', ') || 'none'],
   ];
@@ -840,10 +910,17 @@ function ago(t) {
   return typeof t === 'number' ? fmtDuration(Math.max(0, Math.round(Date.now() / 1000 - t))) + ' ago' : '–';
 }
 
+let deleteAsk = null;		// the job whose Delete waits for a confirmation
+
 async function jobAction(name, id) {
   try {
     const { ok, answer } = await postCommand(name, { job: String(id) });
-    setOut($('#job-result'), name + ' ' + id + ': ' + (ok ? 'done' : answer.error || 'refused'), !ok);
+    const done = name === 'jobs delete' ? 'job ' + id + ' deleted' : name + ' ' + id + ': done';
+    setOut($('#job-result'), ok ? done : name + ' ' + id + ': ' + (answer.error || 'refused'), !ok);
+    if (ok && name === 'jobs delete' && detailJob === id) {
+      detailJob = null;
+      $('#job-detail').hidden = true;
+    }
     await drawJobs();
   } catch (e) {
     setOut($('#job-result'), name + ': ' + e.message, true);
@@ -855,14 +932,24 @@ function jobRow(j) {
   const fill = el('div', { class: 'fill' + (pct >= 100 ? ' done' : '') });
   fill.style.width = pct.toFixed(1) + '%';
   const actions = el('td', {});
-  const button = (label, action, cls) => {
+  const button = (label, action, cls, run) => {
     const b = el('button', { type: 'button', 'data-action': action, class: cls || '', text: label });
-    b.addEventListener('click', () => action === 'details' ? showDetail(j.job) : jobAction('jobs ' + action, j.job));
+    b.addEventListener('click', run || (() => action === 'details' ? showDetail(j.job) : jobAction('jobs ' + action, j.job)));
     actions.append(b);
   };
-  if (j.status === 'pending' || j.status === 'running' || j.next_run_at) button('Cancel', 'cancel');
-  if (j.status === 'failed' || j.status === 'cancelled') button('Retry', 'retry');
-  button('Details', 'details', 'secondary');
+  const redraw = () => drawJobs();
+  if (deleteAsk === j.job) {
+    // Deleting forgets the job and its batches: asked again in the row.
+    actions.append(el('span', { class: 'small', text: 'Delete job ' + j.job + '? ' }));
+    button('Yes, delete', 'delete-yes', 'danger', () => { deleteAsk = null; jobAction('jobs delete', j.job); });
+    button('Keep', 'delete-no', 'secondary', () => { deleteAsk = null; redraw(); });
+  } else {
+    if (j.status === 'pending' || j.status === 'running' || j.next_run_at) button('Cancel', 'cancel');
+    if (j.status === 'failed' || j.status === 'cancelled') button('Retry', 'retry');
+    button('Details', 'details', 'secondary');
+    if (j.status !== 'running' && hasCommand('jobs delete'))
+      button('Delete', 'delete', 'secondary', () => { deleteAsk = j.job; redraw(); });
+  }
   return el('tr', { 'data-job': String(j.job), 'data-status': j.status },
     el('td', { class: 'num', text: String(j.job) }),
     el('td', { text: j.label }),
@@ -889,6 +976,25 @@ async function drawJobs() {
   }
 }
 
+// The unfinished batches of a job, grouped by status, relay and reason:
+// 80 cancelled batches of one relay are one row, not 80.
+const DETAIL_GROUPS = 10;
+
+function batchGroups(batches) {
+  const groups = new Map();
+  for (const b of batches) {
+    const why = b.reason || b.why || '';
+    const key = b.status + '\n' + b.relay + '\n' + why;
+    const g = groups.get(key) || { status: b.status, relay: b.relay, why, n: 0, lo: b.index, hi: b.index, events: 0 };
+    g.n++;
+    g.lo = Math.min(g.lo, b.index);
+    g.hi = Math.max(g.hi, b.index);
+    g.events += b.events_fetched || 0;
+    groups.set(key, g);
+  }
+  return [...groups.values()];
+}
+
 async function showDetail(id) {
   const box = $('#job-detail');
   detailJob = id;
@@ -897,22 +1003,25 @@ async function showDetail(id) {
     const counts = Object.entries(j.batch_counts || {}).filter(([, n]) => n > 0).map(([k, n]) => n + ' ' + k).join(', ');
     const close = el('button', { type: 'button', class: 'secondary', text: 'Close' });
     close.addEventListener('click', () => { detailJob = null; box.hidden = true; });
-    const rows = (j.batches || []).map((b) => el('tr', { 'data-batch': String(b.index) },
-      el('td', { class: 'num', text: String(b.index) }),
-      el('td', { class: 'url', text: b.relay }),
-      el('td', {}, el('span', { class: 'badge ' + jobStateClass(b.status), text: b.status })),
-      el('td', { class: 'err', text: b.reason || '' }),
-      el('td', { class: 'num', text: String(b.attempts) }),
-      el('td', { class: 'num', text: fmtInt(b.pages) }),
-      el('td', { class: 'num', text: fmtInt(b.events_fetched) })));
+    const groups = batchGroups(j.batches || []);
+    const rows = groups.slice(0, DETAIL_GROUPS).map((g) => el('tr', { 'data-group': g.status + ' ' + g.relay },
+      el('td', { class: 'num', text: fmtInt(g.n) }),
+      el('td', {}, el('span', { class: 'badge ' + jobStateClass(g.status), text: g.status })),
+      el('td', { class: 'url', text: g.relay }),
+      el('td', { class: 'err', text: g.why }),
+      el('td', { text: g.lo === g.hi ? String(g.lo) : g.lo + (g.n === g.hi - g.lo + 1 ? '–' : '…') + g.hi }),
+      el('td', { class: 'num', text: fmtInt(g.events) })));
+    const more = groups.length - rows.length;
     box.hidden = false;
     box.replaceChildren(
       el('div', { class: 'row' }, el('h3', { text: 'Job ' + j.job + ': ' + j.label + ' — ' + j.status }), close),
       el('p', { class: 'quiet', text: j.summary + ' · ' + counts + (j.every ? ' · every ' + j.every : '') }),
       ...(j.error ? [el('p', { class: 'err', text: j.error })] : []),
       rows.length ? el('div', { class: 'scroll' }, el('table', {},
-        el('thead', {}, el('tr', {}, ...['batch', 'relay', 'status', 'reason', 'attempts', 'pages', 'events'].map((h) => el('th', { text: h })))),
-        el('tbody', {}, ...rows))) : el('p', { class: 'quiet', text: 'every batch complete' }));
+        el('thead', {}, el('tr', {}, ...['batches', 'status', 'relay', 'reason', 'numbers', 'events'].map((h) => el('th', { text: h })))),
+        el('tbody', {}, ...rows))) : el('p', { class: 'quiet', text: 'every batch complete' }),
+      ...(more > 0 || j.batches_truncated ? [el('p', { class: 'quiet', text: (more > 0 ? 'and ' + more + ' more group' +
+        (more === 1 ? '' : 's') + '; ' : '') + 'cacheboxctl jobs show ' + j.job + ' --json lists every batch' }) ] : []));
   } catch (e) {
     box.hidden = false;
     box.textContent = e.message;
@@ -953,7 +1062,7 @@ function showView() {
   for (const e of document.querySelectorAll('.view')) e.hidden = e.dataset.view !== v;
   for (const a of document.querySelectorAll('#nav a'))
     if (a.dataset.view === v) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
-  // Changes need the admin token: asked for on every view that changes something.
+  // Changes need the admin password: asked for on every view that changes something.
   $('#token-bar').hidden = v === 'summary';
   document.body.dataset.view = v;
   document.title = 'cachebox' + (v === 'summary' ? '' : ' · ' + v[0].toUpperCase() + v.slice(1));
@@ -1050,13 +1159,13 @@ function buildForm(cmd) {
 }
 
 const OWN_FORMS = ['roots add', 'roots remove', 'relays add', 'relays remove', 'relays role',
-  'uplink retry', 'backfill reset'];
+  'uplink retry', 'backfill reset', 'backup download'];
 
 // ---- first run: the setup code --------------------------------------------
 
-// While no admin token is set, the setup card takes the code the box shows
-// at the box (the page never sees it) and a new token; once set, the token
-// is kept for this tab as if typed under Administration.
+// While no admin password is set, the setup card takes the code the box
+// shows at the box (the page never sees it) and a new password; once set,
+// it is kept for this tab as if typed in the admin password field.
 async function setupCard() {
   const say = (text, isError) => {
     const r = $('#setup-result');
@@ -1101,7 +1210,8 @@ async function setup() {
   try {
     commands = (await getJSON('/api/help')).commands || [];
     // Jobs, roots, relays, the uplink and backfill resets have forms of their own.
-    $('#forms').replaceChildren(...commands.filter((c) => c.mutating && !c.console_only &&
+    // Only what the web may run: no console-only command, no form naming a file the daemon writes.
+    $('#forms').replaceChildren(...commands.filter((c) => c.mutating && !c.console_only && c.web !== false &&
       !c.name.startsWith('jobs ') && !OWN_FORMS.includes(c.name)).map(buildForm));
     setupAuthors();
     setupChart();
