@@ -227,7 +227,9 @@ check_refusals(void)
 	    "roots" NL
 	    "  roots list                   the follow roots (npub and hex)" NL
 	    "  roots add key                add a follow root (npub or hex)" NL
-	    "  roots remove key             remove a follow root" NL PROMPT);
+	    "  roots remove key             remove a follow root" NL
+	    "  roots history [key] [kind]   earlier versions of the roots' "
+	    "profiles, follow lists and relay lists, kept aside" NL PROMPT);
 	exchange("unknown command of a group", "roots bogus\r", 12,
 	    "roots bogus" NL "error: unknown command 'roots bogus' (try "
 	    "'roots')" NL PROMPT);
