@@ -1,5 +1,5 @@
 -- 001_caching_event_inbox.sql — the relay-side contract of the Postgres
--- uplink (DESIGN.md section 5). cachebox inserts the events it caught;
+-- uplink (docs/ARCHITECTURE.md §8). cachebox inserts the events it caught;
 -- the relay's own inbox poller moves them into its events table, in
 -- inbox_id order, and deletes (or marks) what it took.
 --

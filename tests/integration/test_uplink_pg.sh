@@ -238,6 +238,16 @@ check "new target: skipped again (2)" test "$(status "$D" inbox.skipped_protecte
 check "new target: still not in caching_event_inbox" pg_holds 0 "$P_OTHER"
 check "new target: the withdrawn ones not sent again" pg_holds 0 "$NOTE" "$V1"
 check "new target: the rest stays (103 rows)" test "$(pg_count)" = 103
+# An imported event (source import) is forwarded like any other: the
+# contract's source_class takes every source the box stores from.
+echo "{\"kind\":1,\"created_at\":$((now - 54)),\"content\":\"imported\"}" |
+	sign "$T/k3.key" >"$T/imported.json"
+check "import: an event imported" cboxctl -d "$D" import "$T/imported.json"
+IMP=$(jid <"$T/imported.json")
+imported() { [ "$(pg_sql "SELECT source_class FROM caching_event_inbox WHERE event_id = '$IMP'")" = import ]; }
+check "import: it reaches caching_event_inbox with source_class import" \
+    wait_for 60 imported
+check "import: no dead letter" test "$(status "$D" inbox.rejected)" = 0
 stop_daemon
 
 finish
