@@ -664,10 +664,11 @@ ctl_import_print(const cJSON *r)
 {
 	const cJSON	*l, *e;
 
-	printf("lines: %.0f\nstored: %.0f\nduplicate: %.0f\ninvalid: %.0f\n"
-	    "errors: %.0f\n", ctl_num(r, "lines"), ctl_num(r, "stored"),
-	    ctl_num(r, "duplicate"), ctl_num(r, "invalid"),
-	    ctl_num(r, "errors"));
+	printf("lines: %.0f\nstored: %.0f\nduplicate: %.0f\nwithdrawn: %.0f\n"
+	    "ephemeral: %.0f\ninvalid: %.0f\nerrors: %.0f\n",
+	    ctl_num(r, "lines"), ctl_num(r, "stored"), ctl_num(r, "duplicate"),
+	    ctl_num(r, "withdrawn"), ctl_num(r, "ephemeral"),
+	    ctl_num(r, "invalid"), ctl_num(r, "errors"));
 	l = cJSON_GetObjectItemCaseSensitive(r, "invalid_lines");
 	cJSON_ArrayForEach(e, l) {
 		const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "reason");

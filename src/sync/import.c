@@ -20,6 +20,7 @@ struct import_bad {
 struct import_run {
 	struct ingest		*ing;
 	unsigned long		 lines, stored, duplicate, invalid, errors;
+	unsigned long		 withdrawn, ephemeral;
 	struct import_bad	 bad[IMPORT_REPORT_INVALID];
 	size_t			 nbad;
 };
@@ -64,10 +65,18 @@ import_line(struct import_run *r, const char *text, size_t len)
 	    NULL, &info);
 	switch (res) {
 	case INGEST_NEW:
-		r->stored++;
+		/* An ephemeral event is told to live subscribers, not kept. */
+		if (info.kind >= 20000 && info.kind < 30000)
+			r->ephemeral++;
+		else
+			r->stored++;
 		break;
 	case INGEST_DUPLICATE:
-		r->duplicate++;
+		/* Kept out by an author's rule, or a copy of a stored one. */
+		if (info.not_kept != 0)
+			r->withdrawn++;
+		else
+			r->duplicate++;
 		break;
 	case INGEST_TOO_LARGE:
 		import_refused(r, "invalid: event too large");
@@ -107,6 +116,8 @@ import_end(struct import_run *r)
 		cJSON_AddNumberToObject(o, "lines", (double)r->lines);
 		cJSON_AddNumberToObject(o, "stored", (double)r->stored);
 		cJSON_AddNumberToObject(o, "duplicate", (double)r->duplicate);
+		cJSON_AddNumberToObject(o, "withdrawn", (double)r->withdrawn);
+		cJSON_AddNumberToObject(o, "ephemeral", (double)r->ephemeral);
 		cJSON_AddNumberToObject(o, "invalid", (double)r->invalid);
 		cJSON_AddNumberToObject(o, "errors", (double)r->errors);
 		l = cJSON_AddArrayToObject(o, "invalid_lines");

@@ -96,7 +96,7 @@ cboxctl -d "$B" import "$T/bad.jsonl" >"$T/bad.out" || rc=$?
 sed 's/^/    /' "$T/bad.out"
 check "a file with bad lines: exit 1, counted and reported by line" \
     test $rc -eq 1 -a "$(tr '\n' '|' <"$T/bad.out")" = \
-    "lines: 8|stored: 0|duplicate: 3|invalid: 4|errors: 0|  line 3: invalid: bad json|  line 4: invalid: id mismatch|  line 6: invalid: bad json|  line 8: invalid: bad signature|"
+    "lines: 8|stored: 0|duplicate: 3|withdrawn: 0|ephemeral: 0|invalid: 4|errors: 0|  line 3: invalid: bad json|  line 4: invalid: id mismatch|  line 6: invalid: bad json|  line 8: invalid: bad signature|"
 st "$B"
 check "B's status counts the import as stored events" \
     test "$(json_get "$T/st.json" store.events)" = 3000
