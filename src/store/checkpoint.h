@@ -36,8 +36,16 @@ struct store_ckpt_stats {
 	uint64_t	copies;		/* step 2 done (pages up to a snapshot) */
 	uint64_t	completions;	/* step 3 done: the WAL may restart */
 	uint64_t	failures;	/* a checkpoint call that failed */
+	uint64_t	catch_ups;	/* the whole WAL at once after a commit, past twice the limit */
 	int		copied, left;	/* WAL frames the last call copied and left */
 };
+
+/*
+ * Frames of the WAL past which a commit copies the whole WAL at once
+ * (STORE_WAL_CATCH_UP_PAGES unless a test sets another).
+ */
+struct store_ckpt;
+void	store_ckpt_set_catch_up(struct store_ckpt *, int frames);
 
 /*
  * Take st's checkpoints over at pages WAL pages (0: the store's limit).

@@ -15,7 +15,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 N=${1:-100000}
 DAEMON=${2:-$SRC/build/src/cacheboxd}
 CTL=$(dirname "$DAEMON")/cacheboxctl
-GEN=$SRC/build/tests/integration/prog_relayd
+GEN=$(dirname "$(dirname "$DAEMON")")/tests/integration/prog_relayd
 WORK=${WORK:-/tmp/cachebox-import-probe}
 mkdir -p -m 700 "$WORK"
 FILE=$WORK/events-$N.jsonl

@@ -130,6 +130,33 @@ test_steps(void **state)
 	check_file(fx, 16 * 16 * 2 + 16 + 4 + 4);
 }
 
+/*
+ * Commits that never leave the steps a turn between two transactions: past
+ * the catch-up mark a commit copies the whole WAL, and the next one starts
+ * it over, so the WAL stays bounded.
+ */
+static void
+test_catch_up(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_ckpt	*ck;
+	int			 i, most = 0;
+
+	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
+	assert_non_null(ck = store_ckpt_new(NULL, fx->st, PAGES));
+	store_ckpt_set_catch_up(ck, 2 * PAGES);
+	for (i = 0; i < 40; i++) {
+		write_rows(fx, 16);
+		if (store_ckpt_frames(ck) > most)
+			most = store_ckpt_frames(ck);
+	}
+	assert_true(store_ckpt_stats(ck)->catch_ups >= 3);
+	assert_true(store_ckpt_stats(ck)->completions >= 3);
+	assert_true(most < 2 * PAGES + 32);
+	check_file(fx, 40 * 16);
+	store_ckpt_free(ck);
+}
+
 /* The loop's hook: a turn that committed is let go by; the next steps. */
 static void
 test_hook(void **state)
@@ -164,6 +191,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook, setup, teardown),
 	};
