@@ -51,8 +51,6 @@
 #include "sync/negsync.h"
 #include "sync/pager.h"
 
-#define JOBS_DUE_PER_TICK	8	/* scheduled jobs planned again per tick */
-
 struct jrelay;
 
 struct jstep {
@@ -808,11 +806,10 @@ activate(struct jobs *j, int64_t id)
 }
 
 /* The first reason among the job's failed (else incomplete) batches. */
-#define FIRST_REASON_MAX	400
 
 struct first_reason {
-	char	failed[FIRST_REASON_MAX];
-	char	incomplete[FIRST_REASON_MAX];
+	char	failed[JOBS_FIRST_REASON_MAX];
+	char	incomplete[JOBS_FIRST_REASON_MAX];
 };
 
 static int
@@ -825,8 +822,8 @@ first_reason_cb(const struct store_job_batch *b, void *arg)
 				    NULL;
 
 	if (dst != NULL && dst[0] == '\0')
-		snprintf(dst, FIRST_REASON_MAX, "batch %lld on %.120s: %.200s",
-		    (long long)b->index, b->relay, b->error);
+		snprintf(dst, JOBS_FIRST_REASON_MAX, "batch %lld on %.120s: "
+		    "%.200s", (long long)b->index, b->relay, b->error);
 	return fr->failed[0] != '\0' ? 1 : 0;
 }
 
@@ -840,7 +837,7 @@ job_check(struct jobs *j)
 	struct first_reason	fr = { "", "" };
 	int64_t			counts[STORE_JOB_NSTATUS], next_ms, id = j->active;
 	enum store_job_status	end = STORE_JOB_COMPLETE;
-	char			msg[FIRST_REASON_MAX + 64];
+	char			msg[JOBS_FIRST_REASON_MAX + 64];
 
 	if (id == 0 || j->nsteps > 0 ||
 	    store_job_batch_counts(j->st, id, counts, &next_ms) == -1 ||

@@ -13,6 +13,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/limits.h"
+
 struct app;
 
 /*
@@ -52,11 +54,9 @@ struct command {
 
 /* One parameter of a command, from its params string ("key [role]"). */
 struct command_param {
-	char	name[32];
+	char	name[COMMAND_MAX_PARAM_NAME + 1];
 	bool	optional;	/* written "[name]" */
 };
-#define COMMAND_MAX_PARAMS	16
-#define COMMAND_MAX_WORDS	4	/* words in a command name */
 
 /* The table, terminated by an entry with name == NULL. */
 const struct command	*commands_table(void);

@@ -1000,7 +1000,6 @@ static const char pg_batch_fmt[] =
  * session's encoding (a NUL byte included) is refused by the COPY as a
  * data exception, which isolates its row.
  */
-#define PG_ROW_FIXED_BYTES	512	/* worst case of a row less its JSON and relay */
 #define PG_ESCAPE_GROWTH	2	/* a backslash becomes two */
 
 static const char pg_copy_esc[256] = {
