@@ -31,6 +31,7 @@
 #include "ui/cmd_box.h"
 #include "ui/commands.h"
 #include "ui/firstrun.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 #define RELAYS_KEY	"relays.bootstrap"

@@ -19,6 +19,7 @@
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 static const char *

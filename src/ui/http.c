@@ -57,6 +57,7 @@
 #include "ui/download.h"
 #include "ui/firstrun.h"
 #include "ui/http.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 #define HTTP_PORT_FILE		"http.port"

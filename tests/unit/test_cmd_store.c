@@ -27,6 +27,7 @@
 #include "ui/commands.h"
 
 #include "store_fixture.h"
+#include "ui/reply.h"
 
 /* "relays list" from the CLI on an app with fx's store and no pool. */
 static cJSON *
