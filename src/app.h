@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/limits.h"
 #include "nostr/key.h"
 
 struct loop;
@@ -49,7 +50,6 @@ struct app_section {
 	void		(*add)(const void *part, cJSON *obj);
 	const void	*part;
 };
-#define APP_MAX_SECTIONS	4
 
 struct app {
 	struct loop		*loop;

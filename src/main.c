@@ -50,6 +50,7 @@
 #include "ui/ctlsock.h"
 #include "ui/download.h"
 #include "ui/firstrun.h"
+#include "ui/reply.h"
 #include "uplink/uplink.h"
 #include "ui/http.h"
 

@@ -1,4 +1,4 @@
--- 001_init.sql — the first schema of the local store (DESIGN.md section 3).
+-- 001_init.sql — the first schema of the local store (ARCHITECTURE.md §5).
 --
 -- Applied by store_open() inside one BEGIN IMMEDIATE transaction that also
 -- sets PRAGMA user_version and PRAGMA application_id; never put BEGIN,
@@ -87,7 +87,7 @@ CREATE TABLE author_relays (
 -- Which authors write to a relay: live subscriptions, per-relay drain.
 CREATE INDEX author_relays_relay ON author_relays (relay, pubkey);
 
--- cursors: one author drain per (author, relay), DESIGN.md section 4.
+-- cursors: one author drain per (author, relay), ARCHITECTURE.md §6.
 -- until_cursor is inclusive (the oldest created_at of the last page); NULL
 -- means the drain has not started and begins at "now". A cursor row commits
 -- in the same transaction as the events of the page that moved it.
@@ -113,7 +113,7 @@ CREATE TABLE cursors (
 -- Work left per relay (round-robin drain picks from here).
 CREATE INDEX cursors_relay_state ON cursors (relay, complete, pubkey);
 
--- jobs: custom backfill jobs (seed 001), any NIP-01 filter. The filter JSON
+-- jobs: custom backfill jobs (ARCHITECTURE.md §6), any NIP-01 filter. The filter JSON
 -- is the source of truth; resolved author and id lists are comma-separated
 -- hex, kept so a restart does not re-derive them. One job runs at a time.
 CREATE TABLE jobs (
@@ -169,8 +169,8 @@ CREATE TABLE job_batches (
 CREATE INDEX job_batches_pending ON job_batches (job_id, batch_index)
     WHERE status = 'pending';
 
--- recovery_relays, missing_ids: the missing-event recovery index (seed 002),
--- persisted so a restart loses nothing. Per relay: exponential backoff sized
+-- recovery_relays, missing_ids: the missing-event recovery index
+-- (ARCHITECTURE.md §6), persisted so a restart loses nothing. Per relay: exponential backoff sized
 -- by attempts without progress, one attempt in flight, and whether full
 -- recovery may restore the relay's health (false once an unrelated failure
 -- was seen). An attempt in flight does not survive a restart: in_flight and
@@ -242,7 +242,7 @@ CREATE TABLE relays (
 ) STRICT, WITHOUT ROWID;
 
 -- config: keys set at run time (console, web, cacheboxctl). Loaded at
--- start-up below --set and -c (DESIGN.md section 7). Keys a newer or older
+-- start-up below --set and -c (ARCHITECTURE.md §11). Keys a newer or older
 -- binary does not know are kept and skipped, never deleted.
 CREATE TABLE config (
 	key		TEXT	PRIMARY KEY,

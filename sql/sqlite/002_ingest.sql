@@ -1,5 +1,5 @@
 -- 002_ingest.sql — maintained totals of the cache and the newest live event
--- per relay (DESIGN.md sections 3 and 4).
+-- per relay (ARCHITECTURE.md §§4, 5).
 --
 -- The status page asks for the number of events and the store's byte
 -- budget asks for their size on every poll; count(*) and sum() over a

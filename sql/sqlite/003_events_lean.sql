@@ -1,5 +1,5 @@
 -- 003_events_lean.sql — a cheaper insert into events, same guarantees
--- (DESIGN.md sections 3 and 8: ingest must keep up with signature checks).
+-- (ARCHITECTURE.md §§5, 10: ingest must keep up with signature checks).
 --
 -- Measured on the ingest path (tests/bench/ingest), per stored event:
 --  * The insert trigger of migration 002 ran a sub-program per row and

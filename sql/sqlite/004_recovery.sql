@@ -1,5 +1,5 @@
 -- 004_recovery.sql — the missing-event recovery index as the code uses it
--- (DESIGN.md sections 3 and 4; src/store/recovery.c, src/sync/recovery.c).
+-- (ARCHITECTURE.md §6; src/store/recovery.c, src/sync/recovery.c).
 --
 -- 001 sketched recovery_relays and missing_ids before any code wrote them.
 -- Writing the policy showed three things to change, so both tables are

@@ -1,5 +1,5 @@
--- 008_jobs.sql — custom backfill jobs as the code runs them (the user's
--- seed 001; DESIGN.md section 4; src/store/jobs.c, src/sync/jobs.c).
+-- 008_jobs.sql — custom backfill jobs as the code runs them
+-- (ARCHITECTURE.md §6; src/store/jobs.c, src/sync/jobs.c).
 --
 -- 001 reserved jobs and job_batches before any code wrote them. Writing
 -- the planner changed four things, so both tables are rebuilt (no binary
@@ -13,7 +13,7 @@
 --    (bit i is item item_lo + i) picks the range's authors that use the
 --    batch's relay. A time-window batch has an empty range.
 --  * Every batch is drained to completion with an until-cursor inside the
---    job's window, like an author's history (DESIGN.md section 4): it
+--    job's window, like an author's history (ARCHITECTURE.md §6): it
 --    keeps its cursor, the largest page its relay returned, the second of
 --    a possible gap and, when it cannot be paged to the end, the reason
 --    as a code (why, the codes of cursors.incomplete_why: 1 burst over

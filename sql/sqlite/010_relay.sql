@@ -1,5 +1,5 @@
--- 010_relay.sql — the box as a relay on the LAN (DESIGN.md 6 "Relay
--- endpoint"; src/serve, src/store/scan.c, src/store/tags.c).
+-- 010_relay.sql — the box as a relay on the LAN (ARCHITECTURE.md §7a;
+-- src/serve, src/store/scan.c, src/store/tags.c).
 --
 -- 1. events.source gains 'client' and 'import': an event a client of the
 --    box's own relay sent (relay.accept), or one `cacheboxctl import` read

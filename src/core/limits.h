@@ -56,6 +56,7 @@
 /* Credentials masked on every surface (core/redact.c). */
 #define REDACT_MAX_SPANS		16		/* credentials looked for in one URL or connection string */
 #define REDACT_TEXT_MAX			1024		/* bytes of a message after masking (longer ones are cut) */
+#define REDACT_MAX_KEY			64		/* bytes of a decoded parameter name */
 
 /* Local store. */
 #define STORE_CACHE_KIB			1024		/* SQLite page cache, KiB */
@@ -130,6 +131,10 @@
 #define RENDER_JOB_GROUPS		10		/* groups of unfinished batches (relay, state, reason) jobs show prints */
 #define COMMAND_NEAR_EDITS		2		/* edits (one for a name of four letters or fewer) within which a mistyped command or parameter name is suggested */
 #define STATUS_RSS_BUDGET_BYTES		(16 * 1024 * 1024) /* memory budget shown beside rss_bytes (ARCHITECTURE.md §10) */
+#define COMMAND_MAX_PARAMS		16		/* parameters of one command */
+#define COMMAND_MAX_WORDS		4		/* words in a command name */
+#define COMMAND_MAX_PARAM_NAME		31		/* bytes of a parameter's name (and of a command's word a typo is matched against) */
+#define APP_MAX_SECTIONS		4		/* status sections parts add (app_section_add) */
 
 /* Network: URLs, DNS, TCP, TLS, WebSocket, HTTP client (src/net). */
 #define URL_MAX_BYTES			2048		/* bytes of a whole URL */
@@ -327,6 +332,9 @@
 #define NEG_FRAME_RESERVE_BYTES		200		/* room kept under the frame-size limit for the closing range, bytes */
 #define NEG_VARINT_MAX_DIGITS		10		/* base-128 digits of one varint (64 bits) */
 #define NEG_REASON_MAX			128		/* bytes of a session's error reason */
+#define NEG_HARNESS_MAX_LINE		(2 * (size_t)NEG_MAX_MSG_BYTES + 16) /* bytes of one harness line: "msg," and the hex */
+#define NEG_HARNESS_READ_CHUNK		65536		/* bytes the harness reads from its input at a time */
+#define NEG_HARNESS_HEX_CHUNK		4096		/* message bytes the harness hex-encodes at a time */
 
 /*
  * Custom backfill jobs (src/sync/job_spec.c, src/sync/jobs.c,
@@ -356,6 +364,12 @@
 #define JOBS_SHOW_MAX_BATCHES		200		/* unfinished, incomplete or failed batches one show lists */
 #define JOBS_PREVIEW_ITEMS		5		/* resolved authors or ids a dry run shows */
 #define JOBS_REASON_MAX			200		/* bytes of a batch's or job's reason */
+#define JOBS_FIRST_REASON_MAX		400		/* bytes of the first failed or incomplete batch's reason in a finished job's message */
+#define JOBS_DUE_PER_TICK		8		/* scheduled jobs planned again per tick */
+#define JOB_SPEC_QUOTE_MAX		40		/* bytes of an argument quoted back in a refusal */
+#define JOB_SPEC_ENTRY_MAX		96		/* bytes of one entry of an author or id list (an npub is 63) */
+#define JOB_SPEC_MAX_WARNINGS		4		/* warnings a checked job carries */
+#define JOB_SPEC_WARNING_BYTES		160		/* bytes of one warning */
 
 /*
  * Relay endpoint: the box as a NIP-01 relay on the LAN (src/serve,
@@ -402,6 +416,7 @@
 #define RELAYD_CLOSE_LINGER_MS		2000		/* after our close frame, what the peer sends is read and dropped for, ms */
 #define RELAYD_EVICT_MIN_AGE_MS		1000		/* a connection still sending its head is pushed out for a newer one after, ms */
 #define STORE_SCAN_ROWS			1024		/* rows one scan buffers over all its filters' index streams (48 bytes each) */
+#define SCAN_STREAM_ROWS_MAX		256		/* rows one index stream of a scan buffers at most */
 #define STORE_SCAN_MAX_STREAMS		1024		/* index streams one filter is split into; past it the filter is read in time order */
 #define TAGS_FILL_STEP_EVENTS		500		/* stored events one background step of the tag index reads */
 #define TAGS_FILL_GAP_MS		20		/* pause between two such steps, ms */
@@ -437,11 +452,13 @@
 /* The web API (ui/api.c). */
 #define API_MAX_PATH			256		/* bytes of a command path after /api/ */
 #define METRIC_MAX_NAME			128		/* bytes of a metric name */
+#define METRIC_MAX_PATH			(METRIC_MAX_NAME + 16) /* bytes of a status path shown in HELP */
 #define METRIC_MAX_FIELDS		32		/* distinct fields of a row array */
 
 /* The Postgres uplink (uplink/pg.c). */
 #define PG_MAX_OPTIONS			64		/* connection keywords passed to libpq */
 #define PG_BATCH_SQL_BYTES		512		/* bytes of the batch statement, box key included */
+#define PG_ROW_FIXED_BYTES		512		/* bytes of one COPY row, worst case, less its JSON and relay */
 
 /* cacheboxd (main.c). */
 #define IDLE_CHECK_MS			200		/* how often --exit-when-idle looks, ms */

@@ -15,7 +15,6 @@
 #include "core/redact.h"
 
 #define REDACT_MASK		"***"
-#define REDACT_MAX_KEY		64	/* bytes of a decoded parameter name */
 
 struct span {
 	size_t	off, len;

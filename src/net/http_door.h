@@ -2,8 +2,8 @@
  * http_door.h — the front door of an HTTP server on the loop: it owns the
  * listening socket, accepts, and keeps each new connection until its
  * request head has arrived whole, then screens the head (http_screen.h)
- * and hands the connection to the server (libmicrohttpd for the status
- * page) or answers the refusal itself and closes.
+ * and hands the connection to the server (libmicrohttpd, websrv.h) or
+ * answers the refusal itself and closes.
  *
  * What a hostile client can do to a server is bounded here, for every
  * connection the same way:

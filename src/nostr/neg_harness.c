@@ -18,9 +18,6 @@
 #include "nostr/neg_harness.h"
 #include "nostr/negentropy.h"
 
-#define NH_MAX_LINE	(2 * (size_t)NEG_MAX_MSG_BYTES + 16) /* bytes of "msg," + hex */
-#define NH_READ_CHUNK	65536	/* bytes read from the input at a time */
-#define NH_HEX_CHUNK	4096	/* message bytes hex-encoded at a time */
 #define NH_TS_DIGITS	20	/* decimal digits of a 64-bit created_at */
 
 struct nh {
@@ -45,12 +42,12 @@ nh_fail(struct nh *h, const char *why)
 
 /*
  * Read one line without its newline (or \r\n) into h->line. 1 for a
- * line, 0 at end of input, -1 for a line past NH_MAX_LINE.
+ * line, 0 at end of input, -1 for a line past NEG_HARNESS_MAX_LINE.
  */
 static int
 nh_read_line(struct nh *h, FILE *in)
 {
-	char	chunk[NH_READ_CHUNK];
+	char	chunk[NEG_HARNESS_READ_CHUNK];
 	size_t	n;
 	bool	any = false;
 
@@ -73,13 +70,14 @@ nh_read_line(struct nh *h, FILE *in)
 static void
 nh_print_hex(FILE *out, const char *tag, const uint8_t *b, size_t n)
 {
-	char	hex[2 * NH_HEX_CHUNK + 1];
+	char	hex[2 * NEG_HARNESS_HEX_CHUNK + 1];
 	size_t	at, k;
 
 	fputs(tag, out);
 	fputc(',', out);
 	for (at = 0; at < n; at += k) {
-		k = n - at < NH_HEX_CHUNK ? n - at : NH_HEX_CHUNK;
+		k = n - at < NEG_HARNESS_HEX_CHUNK ? n - at :
+		    NEG_HARNESS_HEX_CHUNK;
 		(void)hex_encode(b + at, k, hex, sizeof(hex));
 		fwrite(hex, 1, 2 * k, out);
 	}
@@ -191,14 +189,15 @@ nh_initiate(struct nh *h, const char *args, size_t len)
 static int
 nh_unhex(struct nh *h, const char *hex, size_t len)
 {
-	uint8_t	chunk[NH_HEX_CHUNK];
+	uint8_t	chunk[NEG_HARNESS_HEX_CHUNK];
 	size_t	at, k;
 
 	buf_reset(&h->msg);
 	if (len % 2 != 0)
 		return -1;
 	for (at = 0; at < len; at += k) {
-		k = len - at < 2 * NH_HEX_CHUNK ? len - at : 2 * NH_HEX_CHUNK;
+		k = len - at < 2 * NEG_HARNESS_HEX_CHUNK ? len - at :
+		    2 * NEG_HARNESS_HEX_CHUNK;
 		if (hex_decode(hex + at, k, chunk, k / 2) == -1 ||
 		    buf_append(&h->msg, chunk, k / 2) == -1)
 			return -1;
@@ -266,7 +265,7 @@ neg_harness_run(FILE *in, FILE *out, FILE *err, size_t frame_limit)
 
 	memset(&h, 0, sizeof(h));
 	neg_storage_init(&h.st, NEG_HARNESS_MAX_ITEMS);
-	buf_init(&h.line, NH_MAX_LINE);
+	buf_init(&h.line, NEG_HARNESS_MAX_LINE);
 	buf_init(&h.msg, NEG_MAX_MSG_BYTES);
 	buf_init(&h.reply, NEG_MAX_MSG_BYTES);
 	h.frame_limit = frame_limit;

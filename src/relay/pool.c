@@ -85,7 +85,7 @@ pool_hook(struct loop *l, void *arg)
 
 	if (since >= RELAY_STATS_FLUSH_MS ||
 	    (since >= RELAY_RECORD_MS && pool_news(pool)))
-		(void)pool_flush(pool);
+		(void)pool_flush(pool);	/* -1: the reports wait for the next */
 	TAILQ_FOREACH_SAFE(r, &pool->relays, entry, rn) {
 		if (r->dead) {
 			TAILQ_REMOVE(&pool->relays, r, entry);
@@ -155,7 +155,7 @@ pool_free(struct pool *pool)
 	if (pool == NULL)
 		return;
 	loop_hook_del(pool->loop, pool_hook, pool);
-	(void)pool_flush(pool);
+	(void)pool_flush(pool);	/* the last chance: -1 loses counters only */
 	while ((r = TAILQ_FIRST(&pool->relays)) != NULL) {
 		TAILQ_REMOVE(&pool->relays, r, entry);
 		pool_relay_free(r);

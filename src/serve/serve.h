@@ -5,14 +5,16 @@
  * NIP-77 as responder, NIP-42 for reads when relay.auth says so, and
  * EVENTs from clients only as relay.accept allows (read-only by default).
  *
- * One listening socket on the loop: the HTTP front door (net/http_door.h)
- * bounds connections and screens heads, libmicrohttpd answers NIP-11 and
- * upgrades WebSockets, and wslay frames them (net/ws_serve.h). Queries
+ * One listening socket on the loop, served by the web server both HTTP
+ * servers share (net/websrv.h): its front door bounds connections and
+ * screens heads, libmicrohttpd hands the requests to server.c, which
+ * answers NIP-11 and upgrades WebSockets, and wslay frames them
+ * (net/ws_serve.h). Queries
  * run in slices (store/scan.h) so one huge REQ never stalls the loop;
  * what waits to be sent to a client is bounded, and a client that does
  * not read is cut off.
  *
- * Files: server.c (this API, the door, libmicrohttpd, NIP-11, status),
+ * Files: server.c (this API, its web server's hooks, NIP-11, status),
  * client.c (one connection: its messages, AUTH, EVENT), sub.c (REQ,
  * COUNT, the scheduler of query slices, live push), neg.c (NIP-77
  * sessions), wire.c (the messages).

@@ -22,14 +22,12 @@
 
 #include "core/buf.h"
 #include "core/limits.h"
-#include "net/mhd_loop.h"
 #include "net/ws_serve.h"
 #include "nostr/negentropy.h"
 #include "serve/serve.h"
 
-struct MHD_Daemon;
 struct MHD_UpgradeResponseHandle;
-struct http_door;
+struct websrv;
 struct ws_peer;
 struct filter;
 struct store_scan;
@@ -138,10 +136,8 @@ struct serve {
 	struct ingest		*ing;
 	const struct config	*cfg;
 	uint8_t			 pubkey[32];
-	struct mhd_loop		 ml;		/* libmicrohttpd on the loop */
-	struct http_door	*door;
+	struct websrv		*web;		/* the door and libmicrohttpd */
 	struct ws_input_budget	 input;		/* messages being received */
-	unsigned		 held;		/* connections libmicrohttpd holds */
 	struct client_list	 clients;
 	unsigned		 nclients;	/* open WebSocket clients */
 	struct sub_list		 runq;		/* subs with a slice to run */
@@ -156,10 +152,6 @@ struct serve {
 	bool			 listening;	/* told ingest of us */
 	struct serve_stats	 stats;
 	struct buf		 frame;		/* one outgoing message */
-	uint16_t		 port;
-	bool			 loopback;
-	char			 listen[256];
-	char			 port_file[4096];
 };
 
 /* ---- client.c ---------------------------------------------------------- */

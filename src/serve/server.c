@@ -1,10 +1,11 @@
 /*
- * server.c — the relay endpoint's listening side (serve.h): the front door
- * (net/http_door.c: connection count, head deadline, head screen, a 503
- * with a reason when full), libmicrohttpd in external-epoll mode without a
- * listening socket of its own (as the status page's server, ui/http.c),
- * which answers NIP-11 and HTTP upgrades, the list of clients and their
- * reaping, the send budget over all clients, and the status section.
+ * server.c — the relay endpoint's listening side (serve.h): what the relay
+ * asks of its web server (net/websrv.c: the front door with its connection
+ * count, head deadline, head screen and a 503 with a reason when full;
+ * libmicrohttpd fed by it, as for the status page, ui/http.c) and what is
+ * its own there: the answers to NIP-11 and HTTP upgrades, the idle client
+ * that makes room at the limit, the list of clients and their reaping, the
+ * send budget over all clients, and the status section.
  *
  * The upgrade: libmicrohttpd parses the request; a GET with Upgrade:
  * websocket, Sec-WebSocket-Version 13 and a key is answered 101 with the
@@ -15,14 +16,13 @@
  * CLOSE), after which libmicrohttpd closes it at its next run.
  *
  * It never frees a client inside the client's callbacks: a client that
- * ended is reaped by a loop hook at the top of the next round.
+ * ended is reaped at the top of the next round (websrv_opts.tick).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,8 +30,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +45,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/utf8.h"
-#include "net/http_door.h"
+#include "net/websrv.h"
 #include "net/ws.h"
 #include "net/ws_handshake.h"
 #include "net/ws_serve.h"
@@ -63,60 +61,16 @@
 				"Accept: application/nostr+json for its NIP-11 " \
 				"document.\n"
 
-/* What on_request keeps between its calls for one request. */
-struct request {
-	int	upgrade;	/* a WebSocket upgrade was asked */
-};
-
 /* ---- answers ---------------------------------------------------------- */
 
+/* websrv_opts.headers: any page may read the relay's NIP-11 document. */
 static void
-cors(struct MHD_Response *r)
+cors(struct MHD_Response *r, unsigned status, const char *type)
 {
 	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
 	MHD_add_response_header(r, "Access-Control-Allow-Headers", "*");
 	MHD_add_response_header(r, "Access-Control-Allow-Methods",
 	    "GET, OPTIONS");
-}
-
-static enum MHD_Result
-mhd_answer(struct MHD_Connection *c, unsigned status, const char *type,
-    char *text, size_t len, enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response	*r;
-	enum MHD_Result		 rc;
-
-	if ((r = MHD_create_response_from_buffer(len, text, mode)) == NULL) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	cors(r);
-	rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
-static enum MHD_Result
-answer_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static enum MHD_Result
-answer_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
-{
-	char	msg[256], body[320];
-	va_list	ap;
-	int	n;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", msg);
-	return mhd_answer(c, status, "application/json", body,
-	    n > 0 ? (size_t)n : 0, MHD_RESPMEM_MUST_COPY);
 }
 
 /*
@@ -167,26 +121,6 @@ nip11_doc(struct serve *srv)
 
 /* ---- the upgrade --------------------------------------------------------- */
 
-/* The peer's address of c as text. */
-static void
-peer_addr(struct MHD_Connection *c, char *out, size_t outlen)
-{
-	const union MHD_ConnectionInfo	*ci;
-	const struct sockaddr		*sa;
-	char				 host[INET6_ADDRSTRLEN] = "?";
-
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci != NULL && (sa = ci->client_addr) != NULL) {
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->
-			    sin_addr, host, sizeof(host));
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->
-			    sin6_addr, host, sizeof(host));
-	}
-	snprintf(out, outlen, "%s", host);
-}
-
 /*
  * MHD_UpgradeHandler: the 101 is out; the socket becomes a client. It
  * gets TCP_NODELAY: a client waits for EOSE, the last small frame of an
@@ -203,7 +137,7 @@ on_upgraded(void *cls, struct MHD_Connection *con, void *con_cls,
 	char		 addr[64];
 	int		 fl, one = 1;
 
-	peer_addr(con, addr, sizeof(addr));
+	websrv_peer_text(con, addr, sizeof(addr));
 	if (setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
 		log_warnx_rl("relay: TCP_NODELAY for %s: %s", addr,
 		    strerror(errno));
@@ -239,23 +173,22 @@ answer_upgrade(struct serve *srv, struct MHD_Connection *c)
 	const char		*key, *ver;
 	char			 accept[WS_ACCEPT_LEN + 1];
 	struct MHD_Response	*r;
-	enum MHD_Result		 rc;
 
 	key = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "Sec-WebSocket-Key");
 	ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "Sec-WebSocket-Version");
 	if (ver == NULL || strcmp(ver, "13") != 0)
-		return answer_error(c, MHD_HTTP_UPGRADE_REQUIRED, "WebSocket "
-		    "version 13 only");
+		return websrv_error(srv->web, c, MHD_HTTP_UPGRADE_REQUIRED,
+		    "WebSocket version 13 only");
 	if (key == NULL || strlen(key) != WS_KEY_LEN ||
 	    ws_accept_for_key(key, accept) == -1)
-		return answer_error(c, MHD_HTTP_BAD_REQUEST, "missing or "
-		    "malformed Sec-WebSocket-Key");
+		return websrv_error(srv->web, c, MHD_HTTP_BAD_REQUEST,
+		    "missing or malformed Sec-WebSocket-Key");
 	if (srv->nclients >= RELAYD_MAX_CLIENTS) {
 		srv->stats.refused_full++;
-		return answer_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "relay "
-		    "full: %d clients connected; try again later",
+		return websrv_error(srv->web, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+		    "relay full: %d clients connected; try again later",
 		    RELAYD_MAX_CLIENTS);
 	}
 	if ((r = MHD_create_response_for_upgrade(on_upgraded, srv)) == NULL)
@@ -263,9 +196,7 @@ answer_upgrade(struct serve *srv, struct MHD_Connection *c)
 	/* libmicrohttpd writes Connection: Upgrade itself. */
 	MHD_add_response_header(r, MHD_HTTP_HEADER_UPGRADE, "websocket");
 	MHD_add_response_header(r, "Sec-WebSocket-Accept", accept);
-	rc = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, r);
-	MHD_destroy_response(r);
-	return rc;
+	return websrv_queue(c, MHD_HTTP_SWITCHING_PROTOCOLS, r);
 }
 
 /* ---- requests -------------------------------------------------------------- */
@@ -282,79 +213,39 @@ answer_get(struct serve *srv, struct MHD_Connection *c)
 		if ((doc = nip11_doc(srv)) == NULL)
 			return MHD_NO;
 		srv->stats.nip11++;
-		return mhd_answer(c, MHD_HTTP_OK, NIP11_TYPE, doc, strlen(doc),
-		    MHD_RESPMEM_MUST_FREE);
+		return websrv_text(srv->web, c, MHD_HTTP_OK, NIP11_TYPE, doc,
+		    strlen(doc), MHD_RESPMEM_MUST_FREE);
 	}
-	return mhd_answer(c, MHD_HTTP_OK, "text/plain; charset=utf-8",
-	    (char *)RELAY_TEXT, strlen(RELAY_TEXT), MHD_RESPMEM_PERSISTENT);
+	return websrv_text(srv->web, c, MHD_HTTP_OK,
+	    "text/plain; charset=utf-8", (char *)RELAY_TEXT, strlen(RELAY_TEXT),
+	    MHD_RESPMEM_PERSISTENT);
 }
 
 /*
- * libmicrohttpd calls this when the head is in (*con_cls NULL), then once
- * the (empty) body is: that call answers.
+ * websrv_opts.answer: the whole request is in (a body means nothing here
+ * and was dropped unread).
  */
 static enum MHD_Result
-on_request(void *cls, struct MHD_Connection *c, const char *url,
-    const char *method, const char *version, const char *upload,
-    size_t *upload_len, void **con_cls)
+on_answer(void *arg, struct MHD_Connection *c,
+    const struct websrv_request *rq)
 {
-	struct serve	*srv = cls;
-	struct request	*rq = *con_cls;
+	struct serve	*srv = arg;
 	const char	*up, *conn;
 
-	if (rq == NULL) {
-		if ((rq = calloc(1, sizeof(*rq))) == NULL)
-			return MHD_NO;
-		*con_cls = rq;
-		up = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-		    MHD_HTTP_HEADER_UPGRADE);
-		conn = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-		    MHD_HTTP_HEADER_CONNECTION);
-		rq->upgrade = has_token(up, "websocket") &&
-		    has_token(conn, "upgrade");
-		return MHD_YES;
-	}
-	if (*upload_len > 0) {
-		*upload_len = 0;	/* bodies mean nothing here */
-		return MHD_YES;
-	}
-	if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
-		return mhd_answer(c, MHD_HTTP_NO_CONTENT, "text/plain", (char *)"",
-		    0, MHD_RESPMEM_PERSISTENT);
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-		return answer_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only");
-	if (rq->upgrade)
+	if (strcmp(rq->method, MHD_HTTP_METHOD_OPTIONS) == 0)
+		return websrv_text(srv->web, c, MHD_HTTP_NO_CONTENT,
+		    "text/plain", (char *)"", 0, MHD_RESPMEM_PERSISTENT);
+	if (strcmp(rq->method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(rq->method, MHD_HTTP_METHOD_HEAD) != 0)
+		return websrv_error(srv->web, c, MHD_HTTP_METHOD_NOT_ALLOWED,
+		    "GET only");
+	up = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_UPGRADE);
+	conn = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONNECTION);
+	if (has_token(up, "websocket") && has_token(conn, "upgrade"))
 		return answer_upgrade(srv, c);
 	return answer_get(srv, c);
-}
-
-static void
-on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-    enum MHD_RequestTerminationCode toe)
-{
-	free(*con_cls);
-	*con_cls = NULL;
-}
-
-static void
-on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-    enum MHD_ConnectionNotificationCode code)
-{
-	struct serve	*srv = cls;
-
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
-		srv->held++;
-	else if (srv->held > 0)
-		srv->held--;
-}
-
-/* ---- libmicrohttpd on the loop ---------------------------------------- */
-
-static void
-mhd_run(struct serve *srv)
-{
-	mhd_loop_run(&srv->ml);
 }
 
 /*
@@ -376,12 +267,12 @@ heap_trim(struct serve *srv)
 }
 
 /*
- * Top of every round: reap the clients that ended (their sockets go back
- * to libmicrohttpd, which closes them at once), then ask libmicrohttpd
- * when it wants to run next.
+ * websrv_opts.tick, at the top of every round: reap the clients that
+ * ended (their sockets go back to libmicrohttpd, which closes them at
+ * once).
  */
 static void
-on_hook(struct loop *loop, void *arg)
+reap(void *arg)
 {
 	struct serve			*srv = arg;
 	struct client			*c, *next;
@@ -398,41 +289,21 @@ on_hook(struct loop *loop, void *arg)
 		reaped = true;
 	}
 	if (reaped) {
-		mhd_run(srv);
+		websrv_run(srv->web);
 		heap_trim(srv);
 	}
-	mhd_loop_arm(&srv->ml);
 }
 
-/* ---- the door -------------------------------------------------------------- */
-
-static int
-door_handoff(void *arg, int fd, const struct sockaddr *sa, socklen_t salen,
-    uint64_t accepted_ms)
-{
-	struct serve	*srv = arg;
-
-	if (MHD_add_connection(srv->ml.mhd, fd, sa, salen) != MHD_YES) {
-		log_warnx_rl("relay: cannot take a connection");
-		return -1;
-	}
-	mhd_run(srv);
-	return 0;
-}
-
-static unsigned
-door_held(void *arg)
-{
-	return ((struct serve *)arg)->held;
-}
+/* ---- the door's limit ---------------------------------------------------- */
 
 /*
- * At the limit: close the client that has said nothing for longest, if it
- * holds no subscription and has been silent RELAYD_SHED_IDLE_MS, so idle
- * connections make room for new ones. 0 when one was closed.
+ * websrv_opts.shed, at the limit: close the client that has said nothing
+ * for longest, if it holds no subscription and has been silent
+ * RELAYD_SHED_IDLE_MS, so idle connections make room for new ones. 0 when
+ * one was closed.
  */
 static int
-door_shed(void *arg)
+shed_idle(void *arg)
 {
 	struct serve	*srv = arg;
 	struct client	*c, *idle = NULL;
@@ -519,69 +390,49 @@ fill_step(struct loop *loop, void *arg)
 
 /* ---- start and stop -------------------------------------------------------- */
 
+/*
+ * The door and libmicrohttpd (net/websrv.h): room for RELAYD_MAX_CLIENTS
+ * clients and RELAYD_HANDSHAKE_SLOTS connections at the door or upgrading,
+ * no body, no deadline past the head's (a client is the relay's own once
+ * upgraded), the idle client shed at the limit.
+ */
 static int
-start_mhd(struct serve *srv, char *err, size_t errlen)
-{
-	struct MHD_Daemon	*d;
-
-	d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-	    MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_UPGRADE, 0, NULL, NULL,
-	    on_request, srv,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_loop_log, "relay",
-	    MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)(2 * (RELAYD_MAX_CLIENTS + RELAYD_HANDSHAKE_SLOTS)),
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_API_CONN_TIMEOUT_S,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    (size_t)HTTP_API_MAX_HEADER_BYTES,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-	    MHD_OPTION_END);
-	if (mhd_loop_attach(&srv->ml, srv->loop, d, "relay", err, errlen) ==
-	    -1)
-		return -1;
-	if (loop_hook_add(srv->loop, on_hook, srv) == -1) {
-		snprintf(err, errlen, "relay: cannot watch the HTTP server");
-		return -1;
-	}
-	return 0;
-}
-
-static int
-open_door(struct serve *srv, const struct addrinfo *ai, char *err,
-    size_t errlen)
+open_web(struct serve *srv, const char *listen, const char *port_file,
+    char *err, size_t errlen)
 {
 	static char		full[96];
-	struct http_door_opts	o = {
+	struct websrv_opts	o = {
+		.loop = srv->loop,
+		.who = "relay",
+		.listen = listen,
+		.key = "relay.listen",
+		.port_file = port_file,
 		.max_conns = RELAYD_MAX_CLIENTS + RELAYD_HANDSHAKE_SLOTS,
 		.max_head = HTTP_API_MAX_HEADER_BYTES,
 		.max_body = 0,
-		.handoff = door_handoff,
-		.held = door_held,
-		.shed = door_shed,
-		.arg = srv,
+		.upgrade = true,
 		.evict_min_age_ms = RELAYD_EVICT_MIN_AGE_MS,
 		.full_reason = full,
+		.arg = srv,
+		.answer = on_answer,
+		.headers = cors,
+		.shed = shed_idle,
+		.tick = reap,
 	};
-	char			msg[256];
 
 	snprintf(full, sizeof(full), "relay busy: %d connections at once; "
 	    "try again later", RELAYD_MAX_CLIENTS + RELAYD_HANDSHAKE_SLOTS);
-	if ((srv->door = http_door_open(srv->loop, ai, &o, msg,
-	    sizeof(msg))) == NULL) {
-		snprintf(err, errlen, "relay: cannot listen on %s: %s",
-		    srv->listen, msg);
-		return -1;
-	}
-	srv->port = http_door_port(srv->door);
-	return 0;
+	srv->web = websrv_start(&o, err, errlen);
+	return srv->web != NULL ? 0 : -1;
 }
 
 struct serve *
 serve_start(const struct serve_opts *o, char *err, size_t errlen)
 {
 	struct serve	*srv;
-	struct addrinfo	*ai;
+	char		 port_file[PATH_MAX];
 
+	err[0] = '\0';
 	if ((srv = calloc(1, sizeof(*srv))) == NULL) {
 		snprintf(err, errlen, "relay: out of memory");
 		return NULL;
@@ -596,34 +447,23 @@ serve_start(const struct serve_opts *o, char *err, size_t errlen)
 	TAILQ_INIT(&srv->runq);
 	TAILQ_INIT(&srv->waitq);
 	buf_init(&srv->frame, EVENT_SERIAL_MAX_BYTES + 1024);
-	snprintf(srv->listen, sizeof(srv->listen), "%s", o->listen);
-	snprintf(srv->port_file, sizeof(srv->port_file), "%s/%s",
-	    o->state_dir, RELAY_PORT_FILE);
-	unlink(srv->port_file);
-	if ((ai = http_door_resolve(o->listen, "relay.listen", err,
-	    errlen)) == NULL) {
-		serve_free(srv);
-		return NULL;
-	}
-	if (start_mhd(srv, err, errlen) == -1 || open_door(srv, ai, err,
-	    errlen) == -1 || ingest_listen(srv->ing, sub_on_stored,
-	    srv) == -1) {
+	snprintf(port_file, sizeof(port_file), "%s/%s", o->state_dir,
+	    RELAY_PORT_FILE);
+	if (open_web(srv, o->listen, port_file, err, errlen) == -1 ||
+	    ingest_listen(srv->ing, sub_on_stored, srv) == -1) {
 		if (err[0] == '\0')
 			snprintf(err, errlen, "relay: no room among ingest's "
 			    "listeners");
-		freeaddrinfo(ai);
 		serve_free(srv);
 		return NULL;
 	}
 	srv->listening = true;
-	srv->loopback = http_door_loopback(ai->ai_addr);
-	freeaddrinfo(ai);
-	http_door_port_file(srv->port_file, srv->port, "relay");
 	srv->fill_timer = loop_timer_add(srv->loop, 0, fill_step, srv);
 	srv->stall_timer = loop_timer_add(srv->loop, RELAYD_STALL_SWEEP_MS,
 	    stall_sweep, srv);
 	log_info("relay: serving the store on ws://%s (port %u)%s", o->listen,
-	    srv->port, srv->loopback ? "" : ", reachable from the network");
+	    websrv_port(srv->web), websrv_loopback(srv->web) ? "" :
+	    ", reachable from the network");
 	return srv;
 }
 
@@ -642,14 +482,10 @@ serve_free(struct serve *srv)
 		client_free(c);
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 	}
-	http_door_free(srv->door);
+	websrv_free(srv->web);
 	loop_timer_clear(srv->loop, &srv->work_timer);
 	loop_timer_clear(srv->loop, &srv->fill_timer);
 	loop_timer_clear(srv->loop, &srv->stall_timer);
-	loop_hook_del(srv->loop, on_hook, srv);
-	mhd_loop_stop(&srv->ml);
-	if (srv->port != 0)
-		unlink(srv->port_file);
 	buf_free(&srv->frame);
 	free(srv);
 }
@@ -657,7 +493,7 @@ serve_free(struct serve *srv)
 uint16_t
 serve_port(const struct serve *srv)
 {
-	return srv->port;
+	return websrv_port(srv->web);
 }
 
 const struct serve_stats *
@@ -688,9 +524,9 @@ serve_status_json(const void *part, cJSON *o)
 		queued += client_queued(c);
 		out += c->peer != NULL ? ws_peer_bytes_out(c->peer) : 0;
 	}
-	cJSON_AddStringToObject(o, "listen", srv->listen);
-	cJSON_AddNumberToObject(o, "port", srv->port);
-	cJSON_AddBoolToObject(o, "loopback_only", srv->loopback);
+	cJSON_AddStringToObject(o, "listen", websrv_listen(srv->web));
+	cJSON_AddNumberToObject(o, "port", websrv_port(srv->web));
+	cJSON_AddBoolToObject(o, "loopback_only", websrv_loopback(srv->web));
 	cJSON_AddStringToObject(o, "accept", config_get(srv->cfg,
 	    "relay.accept"));
 	cJSON_AddStringToObject(o, "auth", config_get(srv->cfg, "relay.auth"));

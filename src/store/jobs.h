@@ -1,7 +1,7 @@
 /*
  * jobs.h — the `jobs`, `job_items` and `job_batches` tables: custom
- * backfill jobs (the user's seed 001, ARCHITECTURE.md §6). A job holds
- * the filter its batches share, its resolved author or id list (job_items,
+ * backfill jobs (ARCHITECTURE.md §6). A job holds the filter its
+ * batches share, its resolved author or id list (job_items,
  * once per job) and its batches, each a range of that list on one relay
  * with its own until-cursor.
  *

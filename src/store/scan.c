@@ -33,7 +33,6 @@
 #include "store/store_sql.h"
 #include "store/tags.h"
 
-#define SCAN_STREAM_ROWS_MAX	256	/* rows one stream buffers at most */
 #define STREAM_ANY_KIND		(-1)	/* an author's stream in time order */
 
 enum plan {

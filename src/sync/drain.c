@@ -325,6 +325,7 @@ step_eose(void *arg, int committed)
 		    DRAIN_RETRY_MS;
 	} else {
 		drelay_page_ok(s->dr);
+		/* A counter for the status only; a failed add is logged. */
 		if (s->pg.page.fresh > 0)
 			(void)store_follow_add_fetched(s->dr->d->st, s->pk,
 			    s->pg.page.fresh);
@@ -343,6 +344,7 @@ step_stall(struct step *s, const char *why)
 	struct store	*st = dr->d->st;
 	int64_t		 now = clock_wall_s();
 
+	/* A stall the store missed (logged) only delays the record below. */
 	(void)store_cursor_stall(st, s->pk, dr->url, now);
 	dr->paused_until_ms = loop_now_ms(dr->d->loop) + DRAIN_RETRY_MS;
 	if (s->stalls + 1 < DRAIN_MAX_STALLS)
@@ -350,7 +352,10 @@ step_stall(struct step *s, const char *why)
 	log_info("drain: %s: author %.16s recorded incomplete: %s: %s",
 	    dr->url, s->pkhex, store_cursor_why_text(STORE_CURSOR_WHY_NOANSWER),
 	    why);
-	/* A gap found earlier stays recorded for when the row is retried. */
+	/*
+	 * A gap found earlier stays recorded for when the row is retried. A
+	 * failed write (logged) leaves the row draining: it is asked again.
+	 */
 	(void)store_cursor_incomplete(st, s->pk, dr->url,
 	    STORE_CURSOR_WHY_NOANSWER, why,
 	    s->pg.page.has_gap ? s->pg.page.gap_since : -1, now);
@@ -425,6 +430,7 @@ step_neg_done(void *arg, enum negsync_end end, const char *why)
 	int64_t		 now = clock_wall_s();
 
 	s->neg = NULL;		/* gone with this call */
+	/* A row the store did not take (logged) stays draining: asked again. */
 	switch (end) {
 	case NEGSYNC_COMPLETE:
 		if (ingest_tx(dr->d->ing) == 0)
@@ -567,6 +573,7 @@ drelay_pump(struct drelay *dr)
 	if ((pk.v = calloc(want, sizeof(*pk.v))) == NULL)
 		return;
 	pk.max = want;
+	/* A failed read (logged) picks fewer; drain_tick looks again. */
 	(void)store_cursors_draining(d->st, dr->url, dr->has_after ?
 	    dr->after : NULL, want + dr->nsteps, pick_cb, &pk);
 	if (pk.n < want && dr->has_after)
@@ -712,6 +719,7 @@ sync_write_relay(const uint8_t pubkey[32], const struct store_author_relay *ar,
 	enum relay_role	 role = outbox_is_bootstrap(c->plan, ar->url) ?
 			    RELAY_ROLE_BOOTSTRAP : RELAY_ROLE_OUTBOX;
 
+	/* A row not made (logged) is made by the next drain_sync. */
 	if (drelay_get(c->d, ar->url, role) != NULL)
 		(void)store_cursor_ensure(c->d->st, pubkey, ar->url, c->now);
 	return 0;
@@ -805,6 +813,7 @@ sync_old_row(const struct store_cursor *c, void *arg)
 	if (draining && !allowed) {
 		log_info("drain: %s: author row set aside: %s", c->relay,
 		    store_cursor_why_text(STORE_CURSOR_WHY_UNUSED));
+		/* Not taken (logged): the next drain_sync sets it aside. */
 		(void)store_cursor_incomplete(sc->d->st, c->pubkey, c->relay,
 		    STORE_CURSOR_WHY_UNUSED, NULL,
 		    c->has_gap ? c->gap_since : -1, sc->now);
@@ -872,15 +881,16 @@ drain_sync(void *arg)
 		for (i = 0; i < n; i++) {
 			if (i % DRAIN_SYNC_CHUNK == 0 && store_begin(d->st) == -1)
 				break;
+			/* Rows not made (logged): the next drain_sync. */
 			for (j = 0; j < nboots; j++)
 				(void)store_cursor_ensure(d->st, authors[i],
 				    boots[j], c.now);
 			(void)outbox_author_each(&plan, d->st, authors[i],
 			    sync_write_relay, &c);
 			c.rows = 0;
-			(void)store_cursors_each(d->st, authors[i],
-			    sync_old_row, &c);
-			if (c.rows == 0 && norelay++ == 0)
+			/* Unread rows (logged) are not "without a relay". */
+			if (store_cursors_each(d->st, authors[i], sync_old_row,
+			    &c) == 0 && c.rows == 0 && norelay++ == 0)
 				first = i;
 			if ((i + 1 == n || (i + 1) % DRAIN_SYNC_CHUNK == 0) &&
 			    store_commit(d->st) == -1)

@@ -118,6 +118,7 @@ struct follow {
 	uint8_t			 roots[FOLLOW_MAX_ROOTS][32];
 	size_t			 nroots;
 	bool			 ever_resolved;
+	bool			 meta_all;	/* the next META asks every author */
 	int64_t			 meta_at;	/* wall s the last META began; 0: none */
 	bool			 refresh_wanted; /* a root's kind 3 came mid-resolve */
 	uint64_t		 refresh_timer;
@@ -383,6 +384,7 @@ fetch_start(struct follow *fg, const uint8_t (*authors)[32], size_t n,
 		fg->prel = grown;
 		fg->nprel = nurls;
 	}
+	/* NULL only for a URL that does not parse (logged). */
 	for (i = 0; i < nurls; i++)
 		if (pool_relay_find(fg->pool, urls[i]) == NULL)
 			(void)pool_relay_add(fg->pool, urls[i],
@@ -499,11 +501,13 @@ follow_sync_set(struct follow *fg)
 	size_t				 n = 0, nprev = 0, npost = 0, i, fresh,
 					 nkept;
 	static const uint16_t		 kinds[] = { 0, 10002 };
+	bool				 all;
 
 	for (i = 0; i < fg->nroots; i++)
 		root_follows(fg, fg->roots[i], &list, &n);
 	if (n > 1)
 		qsort(list, n, 32, pk_cmp);
+	/* Unread (logged), prev is empty: every author counts as gained. */
 	(void)store_follows_active(fg->st, &prev, &nprev);
 	if (store_follows_sync(fg->st, (const uint8_t (*)[32])list, n,
 	    (const uint8_t (*)[32])fg->roots, fg->nroots, clock_wall_s(),
@@ -512,11 +516,17 @@ follow_sync_set(struct follow *fg)
 		    "dropped)", chg.active, chg.added, chg.returned,
 		    chg.dropped);
 	free(list);
-	(void)store_follows_active(fg->st, &post, &npost);
+	/*
+	 * The set after, unread (logged): nothing is asked now, and the next
+	 * resolution asks every author's lists, since its prev would hide the
+	 * ones gained now.
+	 */
+	all = !fg->ever_resolved || fg->meta_all;
+	fg->meta_all = store_follows_active(fg->st, &post, &npost) == -1;
 	/* kept: a copy of post, less the fresh ones once post holds those. */
 	if (npost > 0 && (kept = malloc(npost * 32)) != NULL)
 		memcpy(kept, post, npost * 32);
-	fresh = fg->ever_resolved ? pk_minus(post, npost, prev, nprev) : npost;
+	fresh = all ? npost : pk_minus(post, npost, prev, nprev);
 	nkept = kept != NULL ? pk_minus(kept, npost, post, fresh) : 0;
 	free(prev);
 	notify_soon(fg);

@@ -291,7 +291,7 @@ ingest_free(struct ingest *ing)
 		return;
 	if (ing->tx_open)
 		ingest_flush(ing);
-	/* The running bucket's count, so a restart keeps it. */
+	/* The running bucket's count, so a restart keeps it; -1 loses it. */
 	if (ing->hist_count > 0 && store_tx_depth(ing->store) == 0 &&
 	    store_begin(ing->store) == 0) {
 		if (history_write(ing, history_bucket(), true) == 1)

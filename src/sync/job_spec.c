@@ -28,8 +28,6 @@
 #include "sync/job_spec.h"
 
 #define SEPARATORS	", \t\r\n"
-#define QUOTE_MAX	40	/* bytes of an entry quoted in a message */
-#define ENTRY_MAX	96	/* bytes of one list entry (an npub is 63) */
 
 static const struct job_preset presets[] = {
 	{ "missing-profiles-kind1", "Backfill missing profiles (kind-1 "
@@ -108,7 +106,7 @@ job_args_preset(const struct job_args *in, struct job_args *out, char *err,
 			    sizeof(names) - n : 0, "%s%s", q == presets ? "" :
 			    ", ", q->name);
 		return errf(err, errlen, "preset: unknown '%.*s' (one of: %s)",
-		    QUOTE_MAX, in->preset, names);
+		    JOB_SPEC_QUOTE_MAX, in->preset, names);
 	}
 	if (!given(out->label))
 		out->label = p->title;
@@ -335,7 +333,7 @@ static int
 check_kinds(const struct job_args *a, struct job_spec *s, char *err,
     size_t errlen)
 {
-	char		 e[QUOTE_MAX + 1];
+	char		 e[JOB_SPEC_QUOTE_MAX + 1];
 	const char	*p = a->kinds;
 	size_t		 n, full, i, k = 0;
 	int64_t		 v;
@@ -419,7 +417,7 @@ check_list(const char *field, const char *text, const char *what,
     int (*decode)(const char *, uint8_t[32]), uint8_t (**out)[32],
     size_t *nout, char *err, size_t errlen)
 {
-	char		 e[ENTRY_MAX + 1];
+	char		 e[JOB_SPEC_ENTRY_MAX + 1];
 	const char	*p = text;
 	size_t		 n = job_list_count(text), i, full;
 
@@ -431,10 +429,10 @@ check_list(const char *field, const char *text, const char *what,
 	if ((*out = calloc(n, 32)) == NULL)
 		return errf(err, errlen, "%s: out of memory", field);
 	for (i = 0; list_next(&p, e, sizeof(e), &full) > 0; i++)
-		if (full > ENTRY_MAX || decode(e, (*out)[i]) == -1)
+		if (full > JOB_SPEC_ENTRY_MAX || decode(e, (*out)[i]) == -1)
 			return errf(err, errlen, "%s: entry %zu '%.*s%s' is not "
-			    "%s", field, i + 1, QUOTE_MAX, e, full > QUOTE_MAX ?
-			    "..." : "", what);
+			    "%s", field, i + 1, JOB_SPEC_QUOTE_MAX, e,
+			    full > JOB_SPEC_QUOTE_MAX ? "..." : "", what);
 	*nout = items_unique(*out, n);
 	return 0;
 }
@@ -448,13 +446,13 @@ check_authors(const struct job_args *a, struct job_spec *s, char *err,
 	if (given(a->authors_source) &&
 	    ((src = store_job_source_parse(a->authors_source)) < 0))
 		return errf(err, errlen, "authors_source: '%.*s' is not one of "
-		    "manual, all, kind1, followed, none", QUOTE_MAX,
-		    a->authors_source);
+		    "manual, all, kind1, followed, none",
+		    JOB_SPEC_QUOTE_MAX, a->authors_source);
 	if (listed(a->authors)) {
 		if (given(a->authors_source) && src != STORE_JOB_SRC_MANUAL)
 			return errf(err, errlen, "authors: a typed list needs "
-			    "authors_source manual (not %.*s)", QUOTE_MAX,
-			    a->authors_source);
+			    "authors_source manual (not %.*s)",
+			    JOB_SPEC_QUOTE_MAX, a->authors_source);
 		src = STORE_JOB_SRC_MANUAL;
 		if (check_list("authors", a->authors, "an npub or 64 hex "
 		    "digits", author_decode, &s->authors, &s->nauthors, err,
@@ -467,7 +465,7 @@ check_authors(const struct job_args *a, struct job_spec *s, char *err,
 	if (given(a->only_missing_kind0) &&
 	    bool_parse(a->only_missing_kind0, &s->missing_kind0) == -1)
 		return errf(err, errlen, "only_missing_kind0: '%.*s' is not "
-		    "true or false", QUOTE_MAX, a->only_missing_kind0);
+		    "true or false", JOB_SPEC_QUOTE_MAX, a->only_missing_kind0);
 	if (s->missing_kind0 && s->source == STORE_JOB_SRC_NONE)
 		return errf(err, errlen, "only_missing_kind0: needs an "
 		    "authors_source (manual, all, kind1 or followed)");
@@ -497,14 +495,14 @@ check_times(const struct job_args *a, struct job_spec *s, char *err,
 	if (given(a->since)) {
 		if (job_time_parse(a->since, &v, &why) == -1)
 			return errf(err, errlen, "since: '%.*s' is %s",
-			    QUOTE_MAX, a->since, why);
+			    JOB_SPEC_QUOTE_MAX, a->since, why);
 		s->shared.since = v;
 		s->shared.has |= FILTER_HAS_SINCE;
 	}
 	if (given(a->until)) {
 		if (job_time_parse(a->until, &v, &why) == -1)
 			return errf(err, errlen, "until: '%.*s' is %s",
-			    QUOTE_MAX, a->until, why);
+			    JOB_SPEC_QUOTE_MAX, a->until, why);
 		s->shared.until = v;
 		s->shared.has |= FILTER_HAS_UNTIL;
 	}
@@ -518,7 +516,7 @@ check_times(const struct job_args *a, struct job_spec *s, char *err,
 	if (given(a->limit)) {
 		if (int_parse(a->limit, 0, JOBS_LIMIT_MAX, &v) == -1)
 			return errf(err, errlen, "limit: '%.*s' is not a count "
-			    "(0 .. %d; 0 = none)", QUOTE_MAX, a->limit,
+			    "(0 .. %d; 0 = none)", JOB_SPEC_QUOTE_MAX, a->limit,
 			    JOBS_LIMIT_MAX);
 		if (v > 0) {
 			s->shared.limit = (uint64_t)v;
@@ -538,7 +536,8 @@ check_tag(const cJSON *m, struct filter_tag *t, char *err, size_t errlen)
 	if (strlen(m->string) != 2 || m->string[0] != '#' ||
 	    !isalpha((unsigned char)m->string[1]))
 		return errf(err, errlen, "tags: key \"%.*s\" is not #<letter> "
-		    "(as in {\"#t\":[\"nostr\"]})", QUOTE_MAX, m->string);
+		    "(as in {\"#t\":[\"nostr\"]})", JOB_SPEC_QUOTE_MAX,
+		    m->string);
 	if (!cJSON_IsArray(m) || (n = cJSON_GetArraySize(m)) == 0 ||
 	    n > FILTER_MAX_TAG_VALUES)
 		return errf(err, errlen, "tags: \"%s\" must be an array of 1 to "
@@ -606,7 +605,7 @@ check_batch_size(const struct job_args *a, struct job_spec *s, char *err,
 	if (given(a->batch_size) && int_parse(a->batch_size, 1,
 	    JOBS_BATCH_SIZE_MAX, &s->batch_size) == -1)
 		return errf(err, errlen, "batch_size: '%.*s' is not 1 .. %d",
-		    QUOTE_MAX, a->batch_size, JOBS_BATCH_SIZE_MAX);
+		    JOB_SPEC_QUOTE_MAX, a->batch_size, JOBS_BATCH_SIZE_MAX);
 	if (s->batch_size > JOBS_BATCH_SIZE_WARN)
 		warn(s, "batch_size: %lld is above %d; some relays refuse "
 		    "filters with that many authors or ids",
@@ -634,8 +633,8 @@ check_relay_list(const char *text, struct job_spec *s, char *err,
 		if (url_check_relay(e, &why) == -1 ||
 		    store_relay_url_normalise(e, norm, sizeof(norm)) == -1)
 			return errf(err, errlen, "relays: '%.*s' is not a relay "
-			    "URL: %s", QUOTE_MAX, e, why != NULL ? why :
-			    "not ws:// or wss://");
+			    "URL: %s", JOB_SPEC_QUOTE_MAX, e, why != NULL ?
+			    why : "not ws:// or wss://");
 		for (k = 0; k < s->nrelays; k++)
 			if (strcmp(s->relays[k], norm) == 0)
 				break;
@@ -658,11 +657,12 @@ check_relays(const struct job_args *a, struct job_spec *s, char *err,
 	if (given(a->relay_mode) &&
 	    (m = store_job_relays_parse(a->relay_mode)) < 0)
 		return errf(err, errlen, "relay_mode: '%.*s' is not one of "
-		    "bootstrap, outbox, custom", QUOTE_MAX, a->relay_mode);
+		    "bootstrap, outbox, custom", JOB_SPEC_QUOTE_MAX,
+		    a->relay_mode);
 	s->relay_mode = (enum store_job_relays)m;
 	if (listed(a->relays) && m != STORE_JOB_RELAYS_CUSTOM)
 		return errf(err, errlen, "relays: a list is for relay_mode "
-		    "custom (not %.*s)", QUOTE_MAX, a->relay_mode);
+		    "custom (not %.*s)", JOB_SPEC_QUOTE_MAX, a->relay_mode);
 	if (m != STORE_JOB_RELAYS_CUSTOM)
 		return 0;
 	if (!listed(a->relays))
@@ -680,8 +680,8 @@ check_every(const struct job_args *a, struct job_spec *s, char *err,
 	if (!given(a->every))
 		return 0;
 	if (job_every_parse(a->every, &s->every_s, &why) == -1)
-		return errf(err, errlen, "every: '%.*s' is %s", QUOTE_MAX,
-		    a->every, why);
+		return errf(err, errlen, "every: '%.*s' is %s",
+		    JOB_SPEC_QUOTE_MAX, a->every, why);
 	if (s->shared.has & FILTER_HAS_UNTIL)
 		return errf(err, errlen, "every: a scheduled job takes no until "
 		    "(each run ends where it starts, the next begins there)");

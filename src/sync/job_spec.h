@@ -28,7 +28,6 @@ struct job_args {
 	const char	*every;
 };
 
-#define JOB_SPEC_MAX_WARNINGS	4
 
 /*
  * A checked job. shared holds what every batch's filter shares (kinds,
@@ -52,7 +51,8 @@ struct job_spec {
 	char			**relays;
 	size_t			 nrelays;
 	int64_t			 every_s;	/* 0: runs once */
-	char			 warnings[JOB_SPEC_MAX_WARNINGS][160];
+	char			 warnings[JOB_SPEC_MAX_WARNINGS]
+				    [JOB_SPEC_WARNING_BYTES];
 	size_t			 nwarnings;
 };
 

@@ -51,8 +51,6 @@
 #include "sync/negsync.h"
 #include "sync/pager.h"
 
-#define JOBS_DUE_PER_TICK	8	/* scheduled jobs planned again per tick */
-
 struct jrelay;
 
 struct jstep {
@@ -87,6 +85,7 @@ struct jobs {
 	struct jrelay_list	 relays;	/* of the running job */
 	size_t			 nsteps;
 	int64_t			 active;	/* the running job, 0: none */
+	bool			 relays_unread;	/* its relays to be read again */
 	char			*filter_json;	/* its shared filter */
 	enum store_job_mode	 mode;
 	int64_t			 since;		/* its run's window; -1: none */
@@ -157,6 +156,7 @@ step_fail(struct jstep *s, const char *reason)
 		    (long long)s->b.index, s->jr->url, reason,
 		    (unsigned long long)delay, (long long)attempts + 1,
 		    JOBS_MAX_ATTEMPTS);
+		/* Not taken (logged): job_check puts the row back. */
 		(void)store_job_batch_later(j->st, s->b.id, attempts,
 		    wall_ms() + (int64_t)delay, reason);
 		jrelay_kick(s->jr, delay);
@@ -165,6 +165,11 @@ step_fail(struct jstep *s, const char *reason)
 		    "attempts: %s", (long long)s->b.job_id,
 		    (long long)s->b.index, s->jr->url, JOBS_MAX_ATTEMPTS,
 		    reason);
+		/*
+		 * A row the store did not take (logged) is left pending or
+		 * running; job_check puts a running one back, and the next
+		 * attempt ends it again.
+		 */
 		(void)store_job_batch_later(j->st, s->b.id, attempts, 0,
 		    reason);
 		(void)store_job_batch_end(j->st, &(struct
@@ -482,6 +487,7 @@ step_neg_done(void *arg, enum negsync_end end, const char *why)
 		log_info("jobs: job %lld batch %lld on %s: %s; paging it",
 		    (long long)s->b.job_id, (long long)s->b.index, s->jr->url,
 		    why != NULL ? why : "not reconciled");
+		/* Not taken (logged): job_check puts the row back. */
 		(void)store_job_batch_way(j->st, s->b.id,
 		    STORE_JOB_WAY_PAGING);
 		(void)store_job_batch_release(j->st, s->b.id);
@@ -524,6 +530,7 @@ step_start_neg(struct jstep *s)
 		    (long long)s->b.index, s->jr->url);
 		return -1;
 	}
+	/* A label for the status; the cursor is what resumes the batch. */
 	(void)store_job_batch_way(j->st, s->b.id, STORE_JOB_WAY_NIP77);
 	log_debug("jobs: job %lld batch %lld on %s: reconciling from %lld",
 	    (long long)s->b.job_id, (long long)s->b.index, s->jr->url,
@@ -565,6 +572,7 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 	TAILQ_INSERT_TAIL(&jr->steps, s, entry);
 	jr->nsteps++;
 	j->nsteps++;
+	/* An end not taken (logged): job_check puts the row back. */
 	if (rc == 0) {		/* nothing to ask: complete */
 		(void)store_job_batch_end(j->st, &(struct
 		    store_job_batch_outcome){ .id = b->id, .job = b->job_id,
@@ -579,6 +587,7 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 		return 0;
 	if (neg && j->since >= 0 && (b->started ? b->until_cursor :
 	    j->until) < j->since) {	/* reconciled down to since */
+		/* Not taken (logged): job_check puts the row back. */
 		(void)store_job_batch_end(j->st, &(struct
 		    store_job_batch_outcome){ .id = b->id, .job = b->job_id,
 		    .status = STORE_JOB_COMPLETE, .gap_since = -1, .now_s =
@@ -586,7 +595,7 @@ step_start(struct jrelay *jr, const struct store_job_batch *b)
 		step_finish(s);
 		return 0;
 	}
-	if (b->way != STORE_JOB_WAY_PAGING)
+	if (b->way != STORE_JOB_WAY_PAGING)	/* a label, as above */
 		(void)store_job_batch_way(j->st, b->id, STORE_JOB_WAY_PAGING);
 	s->pg.row_largest = b->largest_page;
 	p = &s->pg.page;
@@ -647,6 +656,7 @@ jrelay_pump(struct jrelay *jr)
 	d.max = cap - jr->nsteps;
 	if ((d.v = calloc(d.max, sizeof(*d.v))) == NULL)
 		return;
+	/* A failed read (logged) starts fewer; the next tick looks again. */
 	(void)store_job_batches_due(j->st, j->active, jr->url, wall_ms(),
 	    d.max, due_cb, &d);
 	for (i = 0; i < d.n && j->active != 0; i++) {
@@ -709,6 +719,18 @@ jrelay_get(const char *url, void *arg)
 }
 
 /*
+ * The relays of the active job's open batches, each given its steps. A
+ * failed read (logged) would leave the job with no relay to run on: the
+ * next look reads them again.
+ */
+static void
+relays_read(struct jobs *j)
+{
+	j->relays_unread = store_job_batch_relays(j->st, j->active,
+	    jrelay_get, j) == -1;
+}
+
+/*
  * Stop running the active job: every step's request is closed; with
  * release its batch goes back to pending (it resumes from its cursor),
  * else it is left as the caller recorded it (cancelled).
@@ -721,6 +743,7 @@ deactivate(struct jobs *j, bool release)
 
 	while ((jr = TAILQ_FIRST(&j->relays)) != NULL) {
 		while ((s = TAILQ_FIRST(&jr->steps)) != NULL) {
+			/* Left running (logged): store_jobs_recover. */
 			if (release)
 				(void)store_job_batch_release(j->st, s->b.id);
 			step_free(s);
@@ -777,17 +800,16 @@ activate(struct jobs *j, int64_t id)
 	    (row.total_batches - row.done_batches), (long long)
 	    row.total_batches, (long long)j->since, (long long)j->until);
 	store_job_clear(&row);
-	(void)store_job_batch_relays(j->st, id, jrelay_get, j);
+	relays_read(j);
 	check_soon(j);
 	return 0;
 }
 
 /* The first reason among the job's failed (else incomplete) batches. */
-#define FIRST_REASON_MAX	400
 
 struct first_reason {
-	char	failed[FIRST_REASON_MAX];
-	char	incomplete[FIRST_REASON_MAX];
+	char	failed[JOBS_FIRST_REASON_MAX];
+	char	incomplete[JOBS_FIRST_REASON_MAX];
 };
 
 static int
@@ -800,8 +822,8 @@ first_reason_cb(const struct store_job_batch *b, void *arg)
 				    NULL;
 
 	if (dst != NULL && dst[0] == '\0')
-		snprintf(dst, FIRST_REASON_MAX, "batch %lld on %.120s: %.200s",
-		    (long long)b->index, b->relay, b->error);
+		snprintf(dst, JOBS_FIRST_REASON_MAX, "batch %lld on %.120s: "
+		    "%.200s", (long long)b->index, b->relay, b->error);
 	return fr->failed[0] != '\0' ? 1 : 0;
 }
 
@@ -815,19 +837,20 @@ job_check(struct jobs *j)
 	struct first_reason	fr = { "", "" };
 	int64_t			counts[STORE_JOB_NSTATUS], next_ms, id = j->active;
 	enum store_job_status	end = STORE_JOB_COMPLETE;
-	char			msg[FIRST_REASON_MAX + 64];
+	char			msg[JOBS_FIRST_REASON_MAX + 64];
 
 	if (id == 0 || j->nsteps > 0 ||
 	    store_job_batch_counts(j->st, id, counts, &next_ms) == -1 ||
 	    counts[STORE_JOB_PENDING] > 0)
 		return;
 	if (counts[STORE_JOB_RUNNING] > 0) {	/* no step holds them */
-		(void)store_jobs_recover(j->st);
+		(void)store_jobs_recover(j->st);  /* -1: the next check */
 		return;
 	}
 	msg[0] = '\0';
 	if (counts[STORE_JOB_FAILED] + counts[STORE_JOB_INCOMPLETE] +
 	    counts[STORE_JOB_CANCELLED] > 0) {
+		/* Only the message's first reason; unread, it is empty. */
 		(void)store_job_batches_unfinished(j->st, id,
 		    JOBS_SHOW_MAX_BATCHES, first_reason_cb, &fr);
 		end = counts[STORE_JOB_FAILED] > 0 ? STORE_JOB_FAILED :
@@ -870,6 +893,8 @@ jobs_look(struct jobs *j)
 				break;
 		return;
 	}
+	if (j->relays_unread)
+		relays_read(j);
 	TAILQ_FOREACH(jr, &j->relays, entry)
 		jrelay_kick(jr, 0);
 	job_check(j);
@@ -1001,7 +1026,7 @@ jobs_retry(struct jobs *j, int64_t id)
 		log_info("jobs: job %lld: %lld batches asked again",
 		    (long long)id, (long long)n);
 		if (j->active == id)
-			(void)store_job_batch_relays(j->st, id, jrelay_get, j);
+			relays_read(j);
 		check_soon(j);
 	}
 	return n;

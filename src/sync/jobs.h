@@ -1,8 +1,7 @@
 /*
- * jobs.h — custom backfill jobs (the user's seed 001,
- * ARCHITECTURE.md §6): any NIP-01 filter, split into batches, each
- * batch drained to completion on its relay, restart-safe, with presets,
- * a dry run and schedules.
+ * jobs.h — custom backfill jobs (ARCHITECTURE.md §6): any NIP-01
+ * filter, split into batches, each batch drained to completion on its
+ * relay, restart-safe, with presets, a dry run and schedules.
  *
  * Planning (sync/jobs_plan.h): the job's list stored once and cut into
  * batches per relay; a dry run plans inside a transaction it rolls back.

@@ -471,13 +471,16 @@ jobs_plan_create(const struct jobs_planner *j, const struct job_spec *spec,
 		return errf(err, errlen, "jobs: the store failed");
 	}
 	if (create_in_tx(j, spec, by, out, err, errlen) == -1) {
-		(void)store_rollback(j->st);
+		(void)store_rollback(j->st);	/* failing already */
 		jobs_plan_free(out);
 		return -1;
 	}
 	if (dry_run) {
-		(void)store_rollback(j->st);
 		out->job = 0;
+		if (store_rollback(j->st) == -1) {
+			jobs_plan_free(out);
+			return errf(err, errlen, "jobs: the store failed");
+		}
 		return 0;
 	}
 	if (store_commit(j->st) == -1) {
@@ -530,7 +533,7 @@ jobs_plan_rerun(const struct jobs_planner *j, int64_t id)
 	    store_job_batches_clear(j->st, id) == -1 ||
 	    cut_batches(&c, NULL) == -1 ||
 	    store_job_planned(j->st, id, c.items, c.index) == -1) {
-		(void)store_rollback(j->st);
+		(void)store_rollback(j->st);	/* failing already */
 		goto bad;
 	}
 	if (store_commit(j->st) == -1)
@@ -544,6 +547,7 @@ jobs_plan_rerun(const struct jobs_planner *j, int64_t id)
 bad:
 	log_warnx("jobs: job %lld: the next scheduled run could not be "
 	    "planned%s%s", (long long)id, err[0] ? ": " : "", err);
+	/* Not recorded (logged): the job stays due; the next tick tries. */
 	(void)store_job_skip_run(j->st, id, err[0] ? err :
 	    "the next run could not be planned", clock_wall_s());
 	urls_free(&c.relays);

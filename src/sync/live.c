@@ -92,8 +92,15 @@ lrelay_since(struct lrelay *lr)
 	int64_t	overlap = config_get_int(lr->lv->cfg, "live.overlap_s");
 	int64_t	newest = lr->newest;
 
-	if (newest == 0)
-		(void)store_relay_newest_get(lr->lv->st, lr->url, &newest);
+	/*
+	 * A record that cannot be read (logged) gives now for this time only,
+	 * not kept as if read: the next reopen reads it again.
+	 */
+	if (newest == 0 && store_relay_newest_get(lr->lv->st, lr->url,
+	    &newest) == -1) {
+		newest = clock_wall_s();
+		return newest > overlap ? newest - overlap : 0;
+	}
 	if (newest == 0)
 		newest = clock_wall_s();
 	lr->newest = newest;
@@ -313,6 +320,7 @@ lrelay_apply(struct lrelay *lr)
 	lrelay_close_all(lr);
 	lr->digest = dg;
 	since = lrelay_since(lr);
+	/* NULL only for a URL that does not parse (logged). */
 	if (lr->nset > 0 && pool_relay_find(lr->lv->pool, lr->url) == NULL)
 		(void)pool_relay_add(lr->lv->pool, lr->url, RELAY_ROLE_OUTBOX);
 	while (pos < lr->nset) {
@@ -395,6 +403,7 @@ live_sync(void *arg)
 	struct lrelay	*lr;
 	struct build	 b = { .lv = lv };
 	bool		 on = config_get_bool(lv->cfg, "live.enabled");
+	bool		 unread = false;
 
 	TAILQ_FOREACH(lr, &lv->relays, entry) {
 		lr->nset = 0;
@@ -404,15 +413,24 @@ live_sync(void *arg)
 		    "relays.bootstrap"), &b.boots);
 		outbox_plan_init(&b.plan, SYNC_OUTBOX_RELAYS_MAX, b.boots,
 		    b.nboots);
-		(void)outbox_plan_load(&b.plan, lv->st);
-		(void)store_follows_each(lv->st, false, build_author, &b);
+		if (outbox_plan_load(&b.plan, lv->st) == -1 ||
+		    store_follows_each(lv->st, false, build_author, &b) == -1)
+			unread = true;
 		outbox_plan_free(&b.plan);
 		sync_urls_free(b.boots, b.nboots);
 	}
+	/*
+	 * A set read in part would close the subscriptions of every author
+	 * left out: they stay as they were until live_sync runs again (the
+	 * follow graph tells of every resolution, at least every refresh).
+	 */
+	if (unread)
+		log_warnx("live: the followed set or its relays could not be "
+		    "read; live subscriptions left as they were");
 	TAILQ_FOREACH(lr, &lv->relays, entry) {
-		if (!on || lr->nset == 0)
+		if (!unread && (!on || lr->nset == 0))
 			lrelay_close_all(lr);
-		else
+		else if (!unread)
 			lrelay_apply(lr);
 		free(lr->set);
 		lr->set = NULL;

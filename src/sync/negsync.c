@@ -209,6 +209,7 @@ nrelay_learn(struct negsync *ns, const char *url, enum negsync_support s,
 		    "trying again in a day", url, why);
 	else
 		log_info("negentropy: %s reconciles", url);
+	/* Lost (logged): r still rules this run; a restart asks again. */
 	(void)store_relay_negentropy_set(ns->st, url, s == NEGSYNC_YES,
 	    r->at);
 }

@@ -1,7 +1,7 @@
 /*
  * negsync.h — NIP-77 reconciliation of followed authors' histories, and
- * the recovery of ids a relay reported but did not deliver (the user's
- * seed 002, persisted in SQLite: sync/recovery.h).
+ * the recovery of ids a relay reported but did not deliver (persisted in
+ * SQLite: sync/recovery.h; ARCHITECTURE.md §6).
  *
  * The drain hands an (author, relay) row to negsync instead of paging it
  * when the relay is not known to refuse NIP-77. A step reconciles the

@@ -1,6 +1,6 @@
 /*
- * recovery.h — the missing-event recovery index (ARCHITECTURE.md §6,
- * seed 002): event ids a relay said it has (NIP-77 reconciliation) that
+ * recovery.h — the missing-event recovery index (ARCHITECTURE.md §6):
+ * event ids a relay said it has (NIP-77 reconciliation) that
  * an exact-id fetch did not bring, fetched again later, per relay,
  * within a budget.
  * The index is rows in the store (store/recovery.h), so a restart loses

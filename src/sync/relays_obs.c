@@ -97,7 +97,7 @@ relays_obs_flush(void *arg, const struct pool_report *reps, size_t n)
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (record_one(o->st, &reps[i], now) == -1) {
-			(void)store_rollback(o->st);
+			(void)store_rollback(o->st);	/* failing already */
 			return -1;
 		}
 	}

@@ -18,7 +18,6 @@
 #include "ui/commands.h"
 
 #define METRIC_PREFIX		"cachebox"
-#define METRIC_MAX_PATH		(METRIC_MAX_NAME + 16)	/* bytes of a status path shown in HELP */
 
 const struct command *
 api_command_for_path(const char *path)

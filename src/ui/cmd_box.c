@@ -31,6 +31,7 @@
 #include "ui/cmd_box.h"
 #include "ui/commands.h"
 #include "ui/firstrun.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 #define RELAYS_KEY	"relays.bootstrap"
@@ -196,12 +197,13 @@ add_table_row(const struct store_relay_row *row, void *arg)
 	cJSON_AddItemToArray(t->list, r);
 }
 
-static void
+/* The relays table's rows. 0, or -1 when it could not be read whole. */
+static int
 add_table_rows(struct app *app, cJSON *list)
 {
 	struct table_rows	t = { app, list };
 
-	(void)store_relays_each(app->store, add_table_row, &t);
+	return store_relays_each(app->store, add_table_row, &t);
 }
 
 static int
@@ -263,8 +265,11 @@ cmd_relays_list(struct app *app, const cJSON *args, enum cmd_origin from)
 	list = cJSON_AddArrayToObject(r, "relays");
 	if (app->pool != NULL)
 		add_pool_rows(app, list);
-	else
-		add_table_rows(app, list);
+	else if (add_table_rows(app, list) == -1) {
+		cJSON_Delete(r);
+		return commands_error("relays: cannot read the relays table "
+		    "(the log says why)");
+	}
 	list_each(config_get(app->cfg, RELAYS_KEY), add_configured_row, list);
 	return r;
 }

@@ -17,6 +17,7 @@
 #include "ui/commands.h"
 #include "ui/ctlsock.h"
 #include "ui/download.h"
+#include "ui/reply.h"
 
 static const char *
 arg_str(const cJSON *args, const char *name)

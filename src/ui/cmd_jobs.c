@@ -23,6 +23,7 @@
 #include "sync/jobs.h"
 #include "ui/cmd_jobs.h"
 #include "ui/commands.h"
+#include "ui/reply.h"
 
 static const char *
 arg(const cJSON *args, const char *name)

@@ -25,6 +25,7 @@
 #include "sync/recovery.h"
 #include "ui/cmd_sync.h"
 #include "ui/commands.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 struct listing {

@@ -14,6 +14,7 @@
 #include "store/inbox.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
+#include "ui/reply.h"
 #include "uplink/uplink.h"
 
 cJSON *

@@ -19,6 +19,7 @@
 #include "ui/cmd_sync.h"
 #include "ui/cmd_uplink.h"
 #include "ui/commands.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 static const char *
@@ -372,8 +373,6 @@ named_param(const struct command_param *p, int n, const char *word,
 	return -1;
 }
 
-#define NEAR_NAME_MAX	31	/* struct command_param's name, a command's word */
-
 /*
  * Edits (insert, delete, substitute, swap two neighbours) from a[0..m) to
  * b; more than COMMAND_NEAR_EDITS for a name too long to be a parameter's
@@ -382,10 +381,10 @@ named_param(const struct command_param *p, int n, const char *word,
 static int
 name_distance(const char *a, size_t m, const char *b)
 {
-	int	 d[3][NEAR_NAME_MAX + 1], best;
+	int	 d[3][COMMAND_MAX_PARAM_NAME + 1], best;
 	size_t	 i, j, n = strlen(b);
 
-	if (m > NEAR_NAME_MAX || n > NEAR_NAME_MAX)
+	if (m > COMMAND_MAX_PARAM_NAME || n > COMMAND_MAX_PARAM_NAME)
 		return COMMAND_NEAR_EDITS + 1;
 	for (j = 0; j <= n; j++)
 		d[0][j] = (int)j;

@@ -13,6 +13,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/limits.h"
+
 struct app;
 
 /*
@@ -52,11 +54,9 @@ struct command {
 
 /* One parameter of a command, from its params string ("key [role]"). */
 struct command_param {
-	char	name[32];
+	char	name[COMMAND_MAX_PARAM_NAME + 1];
 	bool	optional;	/* written "[name]" */
 };
-#define COMMAND_MAX_PARAMS	16
-#define COMMAND_MAX_WORDS	4	/* words in a command name */
 
 /* The table, terminated by an entry with name == NULL. */
 const struct command	*commands_table(void);
@@ -126,35 +126,5 @@ const char		*commands_unknown(int argc, char *const *argv,
  */
 cJSON			*commands_build_args(const struct command *c, int argc,
 			    char *const *argv, char *err, size_t errlen);
-/* ---- reply.c: the answers every handler builds --------------------------- */
-
-/*
- * What pins key, when its value comes from --set or the -c file: a phrase
- * ("--set on the command line", "the -c file PATH", the latter written
- * into buf), or NULL when a run-time change would take effect.
- */
-const char		*commands_pinned_by(const struct app *, const char *key,
-			    char *buf, size_t len);
-/* NULL when key is not pinned, else a new {"error": ...} saying by what. */
-cJSON			*commands_refuse_pinned(const struct app *,
-			    const char *key);
-/*
- * Set key to value at run time for a caller on surface from: refused for
- * a key pinned by --set or -c (commands_pinned_by), for a console-only
- * key from elsewhere, normalized (a token hashed), stored
- * with its origin, set in the running configuration and applied. NULL
- * when done, else a new {"error": ...} object the caller owns.
- */
-cJSON			*commands_config_store(struct app *, const char *key,
-			    const char *value, enum cmd_origin from);
-/*
- * Whether reply is a refusal: an object whose only member is "error", a
- * string. Every surface decides with this (HTTP 400, cacheboxctl's exit
- * status, the console's "error:" line).
- */
-bool			 commands_is_error(const cJSON *reply);
-/* A new {"error": msg} object. */
-cJSON			*commands_error(const char *fmt, ...)
-			    __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -32,6 +32,7 @@
 #include "ui/firstrun.h"
 #include "ui/lined.h"
 #include "ui/render.h"
+#include "ui/reply.h"
 
 struct console {
 	struct app	*app;

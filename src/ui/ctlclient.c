@@ -15,6 +15,7 @@
 #include "ui/ctlclient.h"
 #include "ui/ctlsock.h"
 #include "ui/render.h"
+#include "ui/reply.h"
 
 #define CTL_EXIT_FAIL	1
 #define CTL_EXIT_USAGE	2

@@ -1,20 +1,21 @@
 /*
- * http.c — libmicrohttpd glue: the daemon in external-epoll mode without
- * a listening socket of its own (its epoll descriptor is one watcher of
- * our loop, MHD_get_timeout() becomes a loop timer refreshed by a hook),
- * request state, limits, and the mapping of outcomes to HTTP status
- * codes. What a path or body means is api.c's; what a command does is the
- * command table's. Nothing here blocks: a command runs to completion
- * inside MHD_run() and answers at once.
+ * http.c — the status page's web server: what it asks of net/websrv.c (the
+ * front door and libmicrohttpd on the loop) and what is its own: routing,
+ * the early refusals, the admin token and its limiter, the headers of its
+ * answers, and the mapping of outcomes to HTTP status codes. What a path
+ * or body means is api.c's; what a command does is the command table's.
+ * Nothing here blocks: a command runs to completion inside MHD_run() and
+ * answers at once.
  *
  * Connections arrive through the front door (net/http_door.c), which
  * bounds their number and the time their request heads take, and hands
  * over only heads it screened (one Content-Length, few query arguments).
  * Every answer closes its connection, so every request passes the door.
- * Once here, a connection must have its whole request (body included)
+ * Once past it, a connection must have its whole request (body included)
  * within HTTP_API_REQUEST_DEADLINE_MS of being accepted and be done within
  * HTTP_API_EXCHANGE_DEADLINE_MS, however slowly it sends or reads; past
- * either its socket is shut down and libmicrohttpd closes it.
+ * either its socket is shut down and libmicrohttpd closes it. At the limit
+ * the oldest connection at least HTTP_API_SHED_MIN_AGE_MS old makes room.
  *
  * A request is refused as early as possible: an unknown path, a wrong
  * method, a missing token or a declared body over the limit are answered
@@ -31,17 +32,7 @@
  * together within the same window stop every check until it ends, as the
  * setup code's global limit does: the console is the way in meanwhile.
  */
-#include <sys/types.h>
-#include <sys/socket.h>
-
-#include <netinet/in.h>
-#include <arpa/inet.h>
-
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,12 +51,13 @@
 #include "core/utf8.h"
 #include "net/boxnames.h"
 #include "net/http_door.h"
-#include "net/mhd_loop.h"
+#include "net/websrv.h"
 #include "ui/api.h"
 #include "ui/commands.h"
 #include "ui/download.h"
 #include "ui/firstrun.h"
 #include "ui/http.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 #define HTTP_PORT_FILE		"http.port"
@@ -73,16 +65,6 @@
 #define HTTP_METRICS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 #define HTTP_PAGE_POLICY	"default-src 'self'; img-src 'self' data:; " \
 				"frame-ancestors 'none'"
-
-/* A connection libmicrohttpd holds, oldest first in http.conns. */
-struct http_conn {
-	struct http_conn	*prev, *next;
-	int			 fd;
-	uint64_t		 accepted_ms;
-	int			 answering;	/* the whole request is in */
-	int			 cut;		/* shut down; MHD closes it soon */
-	int			 download;	/* sends a backup download */
-};
 
 /* Wrong admin tokens counted for one peer address. */
 struct auth_peer {
@@ -95,19 +77,9 @@ struct auth_peer {
 struct http {
 	struct app		*app;
 	struct loop		*loop;
-	struct mhd_loop		 ml;		/* libmicrohttpd on the loop */
-	struct http_door	*door;
-	uint64_t		 sweep;		/* deadline sweep timer, 0 if none */
-	uint64_t		 handoff_ms;	/* accept time of the conn being added */
-	uint16_t		 port;
-	bool			 loopback;	/* listens on loopback only */
-	struct http_conn	*conns, *conns_tail;
-	unsigned		 nconns;	/* not cut */
-	uint64_t		 cut_total;
+	struct websrv		*web;		/* the door and libmicrohttpd */
 	struct auth_peer	 peers[HTTP_API_AUTH_PEERS];
 	struct auth_peer	 all;		/* every address together */
-	char			 listen[256];
-	char			 port_file[PATH_MAX];
 };
 
 enum http_kind {
@@ -118,33 +90,23 @@ enum http_kind {
 	HTTP_DOWNLOAD,		/* GET DOWNLOAD_API_PATH: a backup download */
 };
 
-/* One request, from its first handler call to MHD's completion notice. */
+/* What a request is, from its head to MHD's completion notice. */
 struct http_req {
 	enum http_kind		 kind;
 	const struct command	*cmd;
 	const struct embed_file	*asset;
-	struct buf		 body;
-	int			 too_big;
 	int			 serving;	/* a backup download taken */
 };
 
 /* ---- responses --------------------------------------------------------- */
 
-static enum MHD_Result
-send_text(struct MHD_Connection *c, unsigned status, const char *type,
-    char *text, size_t len, enum MHD_ResponseMemoryMode mode)
+/*
+ * websrv_opts.headers: what every answer of the page carries besides the
+ * web server's own (a 401 names its scheme, a page its content policy).
+ */
+static void
+page_headers(struct MHD_Response *r, unsigned status, const char *type)
 {
-	struct MHD_Response	*r;
-	enum MHD_Result		 rc;
-
-	if ((r = MHD_create_response_from_buffer(len, text, mode)) == NULL) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
@@ -152,65 +114,24 @@ send_text(struct MHD_Connection *c, unsigned status, const char *type,
 	if (strncmp(type, "text/html", 9) == 0)
 		MHD_add_response_header(r, "Content-Security-Policy",
 		    HTTP_PAGE_POLICY);
-	rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
-/* Answer a JSON document (taken over and freed here), valid UTF-8. */
-static enum MHD_Result
-send_json(struct MHD_Connection *c, unsigned status, cJSON *doc)
-{
-	char	*text = doc ? utf8_repair(cJSON_PrintUnformatted(doc)) : NULL;
-	size_t	 len;
-
-	cJSON_Delete(doc);
-	if (text == NULL)
-		return MHD_NO;
-	len = strlen(text);
-	return send_text(c, status, HTTP_JSON, text, len,
-	    MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result
-send_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static enum MHD_Result
-send_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
-{
-	char	msg[512];
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return send_json(c, status, commands_error("%s", msg));
-}
-
-static enum MHD_Result
-send_405(struct MHD_Connection *c, const char *allow)
+send_405(struct http *h, struct MHD_Connection *c, const char *allow)
 {
 	struct MHD_Response	*r;
-	enum MHD_Result		 rc;
 	char			*text;
 	cJSON			*e;
 
 	e = commands_error("method not allowed here; use %s", allow);
-	if ((text = e ? utf8_repair(cJSON_PrintUnformatted(e)) : NULL) == NULL ||
-	    (r = MHD_create_response_from_buffer(strlen(text), text,
-	    MHD_RESPMEM_MUST_FREE)) == NULL) {
-		free(text);
-		cJSON_Delete(e);
-		return MHD_NO;
-	}
+	text = e ? utf8_repair(cJSON_PrintUnformatted(e)) : NULL;
 	cJSON_Delete(e);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, HTTP_JSON);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	if (text == NULL || (r = websrv_response(h->web,
+	    MHD_HTTP_METHOD_NOT_ALLOWED, HTTP_JSON, text, strlen(text),
+	    MHD_RESPMEM_MUST_FREE)) == NULL)
+		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-	MHD_destroy_response(r);
-	return rc;
+	return websrv_queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
 }
 
 /* ---- routing and early refusals --------------------------------------- */
@@ -242,8 +163,9 @@ route(struct http *h, struct MHD_Connection *c, const char *url,
 	if (strncmp(url, API_PREFIX, strlen(API_PREFIX)) == 0) {
 		rq->kind = HTTP_COMMAND;
 		if ((rq->cmd = api_command_for_path(url)) == NULL) {
-			*rc = send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint "
-			    "'%.200s' (GET /api/help lists the commands)", url);
+			*rc = websrv_error(h->web, c, MHD_HTTP_NOT_FOUND,
+			    "no such endpoint '%.200s' (GET /api/help lists "
+			    "the commands)", url);
 			return 1;
 		}
 		return 0;
@@ -254,7 +176,7 @@ route(struct http *h, struct MHD_Connection *c, const char *url,
 	}
 	rq->kind = HTTP_ASSET;
 	if ((rq->asset = api_asset_for_path(url)) == NULL) {
-		*rc = send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+		*rc = websrv_error(h->web, c, MHD_HTTP_NOT_FOUND, "not found");
 		return 1;
 	}
 	return 0;
@@ -297,9 +219,10 @@ screen_site(struct http *h, struct MHD_Connection *c, const char *method,
 	    MHD_HTTP_HEADER_HOST);
 	if (host != NULL && !boxnames_hostport_ok(h->app->cfg, host,
 	    strlen(host))) {
-		*rc = send_error(c, MHD_HTTP_MISDIRECTED_REQUEST, "this box is "
-		    "not reached by the name '%.100s' (Host); if it is one of "
-		    "its names, add it to box.names on the console", host);
+		*rc = websrv_error(h->web, c, MHD_HTTP_MISDIRECTED_REQUEST,
+		    "this box is not reached by the name '%.100s' (Host); if "
+		    "it is one of its names, add it to box.names on the "
+		    "console", host);
 		return 1;
 	}
 	if (is_read(method))
@@ -309,36 +232,15 @@ screen_site(struct http *h, struct MHD_Connection *c, const char *method,
 	    "Sec-Fetch-Site");
 	if ((origin != NULL && !origin_ok(h, origin)) || (site != NULL &&
 	    strcasecmp(site, "cross-site") == 0)) {
-		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "refused: a page of "
-		    "another site (Origin '%.100s') may not change this box",
-		    origin != NULL ? origin : "?");
+		*rc = websrv_error(h->web, c, MHD_HTTP_FORBIDDEN, "refused: a "
+		    "page of another site (Origin '%.100s') may not change "
+		    "this box", origin != NULL ? origin : "?");
 		return 1;
 	}
 	return 0;
 }
 
 /* ---- wrong tokens, counted per peer address ------------------------- */
-
-/* The address of c's peer as bytes (4 or 16) and a family; 0 if unknown. */
-static int
-peer_addr(struct MHD_Connection *c, uint8_t out[16])
-{
-	const union MHD_ConnectionInfo	*ci;
-	const struct sockaddr		*sa;
-
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci == NULL || (sa = ci->client_addr) == NULL)
-		return 0;
-	if (sa->sa_family == AF_INET) {
-		memcpy(out, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-		return AF_INET;
-	}
-	if (sa->sa_family == AF_INET6) {
-		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-		return AF_INET6;
-	}
-	return 0;
-}
 
 /*
  * The slot counting c's peer; with make, a free or the stalest slot is
@@ -349,7 +251,7 @@ auth_peer(struct http *h, struct MHD_Connection *c, int make)
 {
 	struct auth_peer	*p, *stale = &h->peers[0];
 	uint8_t			 addr[16] = { 0 };
-	int			 fam = peer_addr(c, addr);
+	int			 fam = websrv_peer_addr(c, addr);
 	size_t			 i;
 
 	if (fam == 0)
@@ -440,8 +342,9 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	bool		 global;
 
 	if ((wait = auth_wait_s(h, c, &global)) > 0) {
-		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
-		    "admin passwords %s; try again in %u s", global ? "lately "
+		*rc = websrv_error(h->web, c, MHD_HTTP_TOO_MANY_REQUESTS, "too "
+		    "many wrong admin passwords %s; try again in %u s", global ?
+		    "lately "
 		    "(from every address together; the console still works)" :
 		    "from this address", wait);
 		return 1;
@@ -450,16 +353,16 @@ admit_token(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	    MHD_HTTP_HEADER_AUTHORIZATION);
 	a = api_auth_check(config_get(h->app->cfg, CONFIG_ADMIN_TOKEN), auth);
 	if (a == API_AUTH_NO_TOKEN) {
-		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "no admin password is "
-		    "set: set one from the console first (admin-token set "
-		    "PASSWORD), or on the status page with the setup code shown "
-		    "at the box");
+		*rc = websrv_error(h->web, c, MHD_HTTP_FORBIDDEN, "no admin "
+		    "password is set: set one from the console first "
+		    "(admin-token set PASSWORD), or on the status page with "
+		    "the setup code shown at the box");
 		return 1;
 	}
 	if (a == API_AUTH_WRONG)
 		auth_failed(h, c);
 	if (a != API_AUTH_OK) {
-		*rc = send_error(c, MHD_HTTP_UNAUTHORIZED, "%s", a ==
+		*rc = websrv_error(h->web, c, MHD_HTTP_UNAUTHORIZED, "%s", a ==
 		    API_AUTH_MISSING ? "this change needs the admin password "
 		    "(a client sends it as Authorization: Bearer PASSWORD)" :
 		    "wrong admin password");
@@ -480,10 +383,10 @@ admit_setup(struct http *h, struct MHD_Connection *c, enum MHD_Result *rc)
 	bool		global;
 
 	if ((wait = auth_wait_s(h, c, &global)) > 0) {
-		*rc = send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many wrong "
-		    "setup codes or admin passwords %s; try again in %u s", global ?
-		    "lately (from every address together)" : "from this address",
-		    wait);
+		*rc = websrv_error(h->web, c, MHD_HTTP_TOO_MANY_REQUESTS, "too "
+		    "many wrong setup codes or admin passwords %s; try again "
+		    "in %u s", global ? "lately (from every address together)" :
+		    "from this address", wait);
 		return 1;
 	}
 	return 0;
@@ -504,18 +407,18 @@ admit(struct http *h, struct MHD_Connection *c, const char *method,
 		return admit_setup(h, c, rc);
 	if (rq->kind != HTTP_COMMAND || !commands_takes_body(cmd)) {
 		if (!is_read(method)) {
-			*rc = send_405(c, "GET, HEAD");
+			*rc = send_405(h, c, "GET, HEAD");
 			return 1;
 		}
 		return 0;
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
-		*rc = send_405(c, "POST");
+		*rc = send_405(h, c, "POST");
 		return 1;
 	}
 	if ((why = commands_refusal(cmd, CMD_FROM_WEB)) != NULL) {
-		*rc = send_error(c, MHD_HTTP_FORBIDDEN, "'%s' %s", cmd->name,
-		    why);
+		*rc = websrv_error(h->web, c, MHD_HTTP_FORBIDDEN, "'%s' %s",
+		    cmd->name, why);
 		return 1;
 	}
 	return admit_token(h, c, rc);
@@ -541,16 +444,17 @@ query_arg(void *arg, enum MHD_ValueKind kind, const char *key,
 
 /* The arguments of a request: its query (reads) or its body (mutations). */
 static cJSON *
-request_args(struct MHD_Connection *c, struct http_req *rq, char *err,
-    size_t errlen)
+request_args(struct MHD_Connection *c, const struct websrv_request *wr,
+    char *err, size_t errlen)
 {
-	struct query	 q = { cJSON_CreateObject(), 0 };
-	cJSON		*args;
+	const struct http_req	*rq = wr->own;
+	struct query		 q = { cJSON_CreateObject(), 0 };
+	cJSON			*args;
 
 	if (commands_takes_body(rq->cmd)) {
 		cJSON_Delete(q.obj);
-		return api_body_args(rq->cmd, (const char *)buf_rptr(&rq->body),
-		    buf_avail(&rq->body), err, errlen);
+		return api_body_args(rq->cmd, wr->body, wr->body_len, err,
+		    errlen);
 	}
 	if (q.obj == NULL)
 		return NULL;
@@ -563,23 +467,25 @@ request_args(struct MHD_Connection *c, struct http_req *rq, char *err,
 }
 
 static enum MHD_Result
-answer_command(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+answer_command(struct http *h, struct MHD_Connection *c,
+    const struct websrv_request *wr)
 {
-	char	 err[512];
-	cJSON	*args, *reply;
+	const struct http_req	*rq = wr->own;
+	char			 err[512];
+	cJSON			*args, *reply;
 
-	if (rq->too_big)
-		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %d "
-		    "bytes", HTTP_API_MAX_BODY_BYTES);
-	if ((args = request_args(c, rq, err, sizeof(err))) == NULL)
-		return send_error(c, MHD_HTTP_BAD_REQUEST, "%s", err);
+	if (wr->too_big)
+		return websrv_error(h->web, c, MHD_HTTP_CONTENT_TOO_LARGE,
+		    "body over %d bytes", HTTP_API_MAX_BODY_BYTES);
+	if ((args = request_args(c, wr, err, sizeof(err))) == NULL)
+		return websrv_error(h->web, c, MHD_HTTP_BAD_REQUEST, "%s", err);
 	reply = commands_run(h->app, rq->cmd->name, args, CMD_FROM_WEB);
 	cJSON_Delete(args);
 	if (reply == NULL)
 		return MHD_NO;
 	if (rq->cmd->flags & CMD_MUTATING)
 		log_info("api: %s", rq->cmd->name);
-	return send_json(c, commands_is_error(reply) ?
+	return websrv_json(h->web, c, commands_is_error(reply) ?
 	    MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK, reply);
 }
 
@@ -596,7 +502,8 @@ member(const cJSON *o, const char *name)
  * address like a wrong token.
  */
 static enum MHD_Result
-answer_setup(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+answer_setup(struct http *h, struct MHD_Connection *c,
+    const struct websrv_request *wr)
 {
 	static const unsigned	 status[] = {
 		[FIRSTRUN_DONE] = MHD_HTTP_OK,
@@ -612,16 +519,15 @@ answer_setup(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	unsigned		 wait;
 	cJSON			*body, *r;
 
-	if (rq->too_big)
-		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %d "
-		    "bytes", HTTP_API_MAX_BODY_BYTES);
-	body = cJSON_ParseWithLength((const char *)buf_rptr(&rq->body),
-	    buf_avail(&rq->body));
+	if (wr->too_big)
+		return websrv_error(h->web, c, MHD_HTTP_CONTENT_TOO_LARGE,
+		    "body over %d bytes", HTTP_API_MAX_BODY_BYTES);
+	body = cJSON_ParseWithLength(wr->body, wr->body_len);
 	if (member(body, "code") == NULL || member(body, "token") == NULL) {
 		cJSON_Delete(body);
-		return send_error(c, MHD_HTTP_BAD_REQUEST, "setup needs a JSON "
-		    "body {\"code\": the setup code, \"token\": the new admin "
-		    "token}");
+		return websrv_error(h->web, c, MHD_HTTP_BAD_REQUEST, "setup "
+		    "needs a JSON body {\"code\": the setup code, \"token\": "
+		    "the new admin token}");
 	}
 	res = firstrun_redeem(h->app->firstrun, member(body, "code"),
 	    member(body, "token"), msg, sizeof(msg), &wait);
@@ -629,27 +535,26 @@ answer_setup(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	if (res == FIRSTRUN_WRONG)
 		auth_failed(h, c);
 	if (res != FIRSTRUN_DONE)
-		return send_error(c, status[res], "%s", msg);
+		return websrv_error(h->web, c, status[res], "%s", msg);
 	if ((r = cJSON_CreateObject()) == NULL)
 		return MHD_NO;
 	cJSON_AddStringToObject(r, CONFIG_ADMIN_TOKEN, "set");
-	return send_json(c, MHD_HTTP_OK, r);
+	return websrv_json(h->web, c, MHD_HTTP_OK, r);
 }
-
-static void	conn_download(struct MHD_Connection *);
 
 /*
  * GET DOWNLOAD_API_PATH?ticket=T: the copy a `backup download` made,
  * once, to whoever holds its ticket (download.c decides; the ticket is
  * the admin's, so a wrong one counts like a wrong token). libmicrohttpd
  * sends the file from its descriptor (already unlinked) and closes it;
- * the exchange may take BACKUP_DOWNLOAD_DEADLINE_MS.
+ * the exchange may take BACKUP_DOWNLOAD_DEADLINE_MS and is never shed.
  */
 static enum MHD_Result
-answer_download(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+answer_download(struct http *h, struct MHD_Connection *c,
+    const struct websrv_request *wr)
 {
+	struct http_req		*rq = wr->own;
 	struct MHD_Response	*r;
-	enum MHD_Result		 res;
 	char			 name[64], err[256], disp[128];
 	uint64_t		 size;
 	unsigned		 wait;
@@ -657,15 +562,16 @@ answer_download(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	int			 fd, rc;
 
 	if ((wait = auth_wait_s(h, c, &global)) > 0)
-		return send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many "
-		    "wrong admin passwords or tickets; try again in %u s", wait);
+		return websrv_error(h->web, c, MHD_HTTP_TOO_MANY_REQUESTS,
+		    "too many wrong admin passwords or tickets; try again in "
+		    "%u s", wait);
 	rc = download_take(h->app->download, MHD_lookup_connection_value(c,
 	    MHD_GET_ARGUMENT_KIND, "ticket"), &fd, &size, name, sizeof(name),
 	    err, sizeof(err));
 	if (rc == -1)
 		auth_failed(h, c);
 	if (rc != 1)
-		return send_error(c, rc == 0 ? MHD_HTTP_CONFLICT :
+		return websrv_error(h->web, c, rc == 0 ? MHD_HTTP_CONFLICT :
 		    MHD_HTTP_FORBIDDEN, "%s", err);
 	rq->serving = 1;
 	if ((r = MHD_create_response_from_fd64(size, fd)) == NULL) {
@@ -679,10 +585,8 @@ answer_download(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	conn_download(c);
-	res = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return res;
+	websrv_conn_long(c, BACKUP_DOWNLOAD_DEADLINE_MS);
+	return websrv_queue(c, MHD_HTTP_OK, r);
 }
 
 static enum MHD_Result
@@ -698,30 +602,35 @@ answer_metrics(struct http *h, struct MHD_Connection *c)
 	    (text = strdup(buf_cstr(&out))) == NULL) {
 		cJSON_Delete(st);
 		buf_free(&out);
-		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		return websrv_error(h->web, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "metrics too large or out of memory");
 	}
-	rc = send_text(c, MHD_HTTP_OK, HTTP_METRICS_TYPE, text, out.len,
-	    MHD_RESPMEM_MUST_FREE);
+	rc = websrv_text(h->web, c, MHD_HTTP_OK, HTTP_METRICS_TYPE, text,
+	    out.len, MHD_RESPMEM_MUST_FREE);
 	cJSON_Delete(st);
 	buf_free(&out);
 	return rc;
 }
 
+/* websrv_opts.answer: the whole request is in. */
 static enum MHD_Result
-answer(struct http *h, struct MHD_Connection *c, struct http_req *rq)
+on_answer(void *arg, struct MHD_Connection *c,
+    const struct websrv_request *wr)
 {
+	struct http		*h = arg;
+	const struct http_req	*rq = wr->own;
+
 	switch (rq->kind) {
 	case HTTP_COMMAND:
-		return answer_command(h, c, rq);
+		return answer_command(h, c, wr);
 	case HTTP_METRICS:
 		return answer_metrics(h, c);
 	case HTTP_SETUP:
-		return answer_setup(h, c, rq);
+		return answer_setup(h, c, wr);
 	case HTTP_DOWNLOAD:
-		return answer_download(h, c, rq);
+		return answer_download(h, c, wr);
 	case HTTP_ASSET:
-		return send_text(c, MHD_HTTP_OK,
+		return websrv_text(h->web, c, MHD_HTTP_OK,
 		    api_content_type(rq->asset->name),
 		    (char *)rq->asset->data, rq->asset->len,
 		    MHD_RESPMEM_PERSISTENT);
@@ -729,284 +638,71 @@ answer(struct http *h, struct MHD_Connection *c, struct http_req *rq)
 	return MHD_NO;
 }
 
-/* ---- connections: deadlines and shedding ------------------------------ */
-
-static void	http_run(struct http *);
-
-/* The whole request of c is in: from now on only the exchange deadline. */
-static void
-conn_answering(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo	*ci;
-	struct http_conn		*hc;
-
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (ci != NULL && (hc = ci->socket_context) != NULL)
-		hc->answering = 1;
-}
-
-/* c sends a backup download: its exchange has a longer deadline. */
-static void
-conn_download(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo	*ci;
-	struct http_conn		*hc;
-
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (ci != NULL && (hc = ci->socket_context) != NULL)
-		hc->download = 1;
-}
-
 /*
- * Shut down hc's socket: libmicrohttpd sees the end of the stream at its
- * next run and closes the connection (we never close its descriptor).
+ * websrv_opts.head: the head is in. What the request is, and the
+ * refusals made before any of its body is read.
  */
-static void
-conn_cut(struct http *h, struct http_conn *hc, const char *why)
-{
-	if (hc->cut)
-		return;
-	hc->cut = 1;
-	h->nconns--;
-	h->cut_total++;
-	shutdown(hc->fd, SHUT_RDWR);
-	log_debug("http: connection closed: %s", why);
-}
-
-static void
-conn_sweep(struct loop *loop, void *arg)
-{
-	struct http		*h = arg;
-	struct http_conn	*hc;
-	uint64_t		 now = loop_now_ms(loop), age;
-
-	h->sweep = 0;
-	for (hc = h->conns; hc != NULL; hc = hc->next) {
-		age = now - hc->accepted_ms;
-		if (!hc->answering && age >= HTTP_API_REQUEST_DEADLINE_MS)
-			conn_cut(h, hc, "request not complete in time");
-		else if (age >= (hc->download ? BACKUP_DOWNLOAD_DEADLINE_MS :
-		    HTTP_API_EXCHANGE_DEADLINE_MS))
-			conn_cut(h, hc, "exchange not done in time");
-	}
-	if (h->conns != NULL)
-		h->sweep = loop_timer_add(loop, HTTP_API_SWEEP_MS, conn_sweep, h);
-	http_run(h);
-}
-
-static void
-on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-    enum MHD_ConnectionNotificationCode code)
-{
-	struct http			*h = cls;
-	struct http_conn		*hc = *socket_context;
-	const union MHD_ConnectionInfo	*ci;
-
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		if (ci == NULL || (hc = calloc(1, sizeof(*hc))) == NULL)
-			return;
-		hc->fd = ci->connect_fd;
-		hc->accepted_ms = h->handoff_ms != 0 ? h->handoff_ms :
-		    loop_now_ms(h->loop);
-		hc->prev = h->conns_tail;
-		if (h->conns_tail != NULL)
-			h->conns_tail->next = hc;
-		else
-			h->conns = hc;
-		h->conns_tail = hc;
-		h->nconns++;
-		*socket_context = hc;
-		if (h->sweep == 0)
-			h->sweep = loop_timer_add(h->loop, HTTP_API_SWEEP_MS,
-			    conn_sweep, h);
-		return;
-	}
-	if (hc == NULL)
-		return;
-	if (hc->prev != NULL)
-		hc->prev->next = hc->next;
-	else
-		h->conns = hc->next;
-	if (hc->next != NULL)
-		hc->next->prev = hc->prev;
-	else
-		h->conns_tail = hc->prev;
-	if (!hc->cut)
-		h->nconns--;
-	free(hc);
-	*socket_context = NULL;
-}
-
-/* http_door_opts.handoff: libmicrohttpd takes a screened connection. */
 static int
-door_handoff(void *arg, int fd, const struct sockaddr *sa, socklen_t salen,
-    uint64_t accepted_ms)
+on_head(void *arg, struct MHD_Connection *c, struct websrv_request *wr,
+    enum MHD_Result *rc)
 {
 	struct http	*h = arg;
-	int		 rc;
+	struct http_req	*rq;
 
-	h->handoff_ms = accepted_ms;
-	rc = MHD_add_connection(h->ml.mhd, fd, sa, salen) == MHD_YES ? 0 : -1;
-	h->handoff_ms = 0;
-	if (rc == -1) {
-		log_warnx_rl("http: cannot take a connection");
-		return -1;	/* MHD closed fd already */
+	if ((rq = calloc(1, sizeof(*rq))) == NULL) {
+		*rc = MHD_NO;
+		return 1;
 	}
-	http_run(h);
-	return 0;
+	wr->own = rq;
+	return screen_site(h, c, wr->method, rc) ||
+	    route(h, c, wr->url, wr->method, rq, rc) ||
+	    admit(h, c, wr->method, rq, rc);
 }
 
-static unsigned
-door_held(void *arg)
-{
-	return ((struct http *)arg)->nconns;
-}
-
-/*
- * http_door_opts.shed: every slot is held by a connection past the door.
- * Cut the oldest one that is at least a second old, so a flood of slow
- * readers cannot keep everyone else out, while a fresh exchange is left
- * to finish.
- */
-static int
-door_shed(void *arg)
-{
-	struct http		*h = arg;
-	struct http_conn	*hc;
-	uint64_t		 now = loop_now_ms(h->loop);
-
-	for (hc = h->conns; hc != NULL; hc = hc->next) {
-		if (hc->cut || hc->download)
-			continue;	/* the one download is the admin's */
-		if (now - hc->accepted_ms < HTTP_API_SHED_MIN_AGE_MS)
-			return -1;
-		conn_cut(h, hc, "making room for a new connection");
-		http_run(h);
-		return 0;
-	}
-	return -1;
-}
-
-/*
- * libmicrohttpd calls this once when the headers are in (*con_cls NULL),
- * once per chunk of body, and once more with no data when the body is
- * complete: that last call answers.
- */
-static enum MHD_Result
-on_request(void *cls, struct MHD_Connection *c, const char *url,
-    const char *method, const char *version, const char *upload,
-    size_t *upload_len, void **con_cls)
-{
-	struct http	*h = cls;
-	struct http_req	*rq = *con_cls;
-	enum MHD_Result	 rc = MHD_YES;
-
-	if (rq == NULL) {
-		if ((rq = calloc(1, sizeof(*rq))) == NULL)
-			return MHD_NO;
-		buf_init(&rq->body, HTTP_API_MAX_BODY_BYTES);
-		*con_cls = rq;
-		if (screen_site(h, c, method, &rc) ||
-		    route(h, c, url, method, rq, &rc) ||
-		    admit(h, c, method, rq, &rc))
-			return rc;
-		return MHD_YES;
-	}
-	if (*upload_len > 0) {
-		if (!rq->too_big && buf_append(&rq->body, upload,
-		    *upload_len) == -1)
-			rq->too_big = 1;
-		*upload_len = 0;
-		return MHD_YES;
-	}
-	conn_answering(c);
-	return answer(h, c, rq);
-}
-
+/* websrv_opts.done: the request is over (a download's file is closed). */
 static void
-on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-    enum MHD_RequestTerminationCode toe)
+on_done(void *arg, void *own)
 {
-	struct http_req	*rq = *con_cls;
+	struct http	*h = arg;
+	struct http_req	*rq = own;
 
-	if (rq == NULL)
-		return;
 	if (rq->serving)
-		download_served(((struct http *)cls)->app->download);
-	buf_free(&rq->body);
+		download_served(h->app->download);
 	free(rq);
-	*con_cls = NULL;
-}
-
-/* ---- the loop ---------------------------------------------------------- */
-
-static void
-http_run(struct http *h)
-{
-	mhd_loop_run(&h->ml);
-}
-
-/*
- * Before each poll: make the loop wake up when libmicrohttpd wants to run
- * (a connection's idle timeout, or work it already has in hand).
- */
-static void
-on_hook(struct loop *loop, void *arg)
-{
-	struct http	*h = arg;
-
-	mhd_loop_arm(&h->ml);
 }
 
 /* ---- start and stop ---------------------------------------------------- */
 
 /*
- * libmicrohttpd without a listening socket: the door accepts and hands
- * connections over. Its own limit has room above ours, so a handoff made
- * while a shed connection is still closing never fails.
+ * The door and libmicrohttpd (net/websrv.h): HTTP_API_MAX_CONNS
+ * connections, a body of at most HTTP_API_MAX_BODY_BYTES, the request and
+ * exchange deadlines, the oldest connection shed at the limit.
  */
-static struct MHD_Daemon *
-start_mhd(struct http *h)
-{
-	unsigned	flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-			    MHD_USE_NO_LISTEN_SOCKET;
-
-	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_loop_log, "http",
-	    MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)(2 * HTTP_API_MAX_CONNS),
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_API_CONN_TIMEOUT_S,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    (size_t)HTTP_API_MAX_HEADER_BYTES,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-	    MHD_OPTION_END);
-}
-
 static int
-open_door(struct http *h, const struct addrinfo *ai, char *err,
-    size_t errlen)
+open_web(struct http *h, const char *listen, const char *port_file,
+    char *err, size_t errlen)
 {
-	struct http_door_opts	o = {
+	struct websrv_opts	o = {
+		.loop = h->loop,
+		.who = "http",
+		.listen = listen,
+		.key = "http.listen",
+		.port_file = port_file,
 		.max_conns = HTTP_API_MAX_CONNS,
 		.max_head = HTTP_API_MAX_HEADER_BYTES,
 		.max_body = HTTP_API_MAX_BODY_BYTES,
-		.handoff = door_handoff,
-		.held = door_held,
-		.shed = door_shed,
+		.request_deadline_ms = HTTP_API_REQUEST_DEADLINE_MS,
+		.exchange_deadline_ms = HTTP_API_EXCHANGE_DEADLINE_MS,
 		.arg = h,
+		.head = on_head,
+		.answer = on_answer,
+		.done = on_done,
+		.headers = page_headers,
+		.shed_min_age_ms = HTTP_API_SHED_MIN_AGE_MS,
 	};
-	char			msg[256];
 
-	if ((h->door = http_door_open(h->loop, ai, &o, msg,
-	    sizeof(msg))) == NULL) {
-		snprintf(err, errlen, "http: cannot listen on %s: %s",
-		    h->listen, msg);
-		return -1;
-	}
-	h->port = http_door_port(h->door);
-	return 0;
+	h->web = websrv_start(&o, err, errlen);
+	return h->web != NULL ? 0 : -1;
 }
 
 /* app_section.add: the server's facts under "http" in the status. */
@@ -1014,21 +710,21 @@ static void
 http_status_json(const void *part, cJSON *o)
 {
 	const struct http		*h = part;
-	const struct http_door_stats	*ds = http_door_stats(h->door);
+	const struct http_door_stats	*ds = websrv_door_stats(h->web);
 
 	if (o == NULL)
 		return;
-	cJSON_AddStringToObject(o, "listen", h->listen);
-	cJSON_AddNumberToObject(o, "port", h->port);
-	cJSON_AddBoolToObject(o, "loopback_only", h->loopback);
-	cJSON_AddNumberToObject(o, "connections", (double)(h->nconns +
-	    http_door_waiting(h->door)));
+	cJSON_AddStringToObject(o, "listen", websrv_listen(h->web));
+	cJSON_AddNumberToObject(o, "port", websrv_port(h->web));
+	cJSON_AddBoolToObject(o, "loopback_only", websrv_loopback(h->web));
+	cJSON_AddNumberToObject(o, "connections",
+	    websrv_connections(h->web));
 	cJSON_AddNumberToObject(o, "max_connections", HTTP_API_MAX_CONNS);
 	cJSON_AddNumberToObject(o, "accepted", (double)ds->accepted);
 	cJSON_AddNumberToObject(o, "refused", (double)ds->refused);
 	cJSON_AddNumberToObject(o, "evicted", (double)ds->evicted);
 	cJSON_AddNumberToObject(o, "timed_out", (double)(ds->timed_out +
-	    h->cut_total));
+	    websrv_cut(h->web)));
 	cJSON_AddNumberToObject(o, "turned_away", (double)ds->turned_away);
 }
 
@@ -1036,7 +732,7 @@ struct http *
 http_start(struct app *app, const char *listen, char *err, size_t errlen)
 {
 	struct http	*h;
-	struct addrinfo	*ai;
+	char		 port_file[PATH_MAX];
 
 	snprintf(err, errlen, "%s", "");
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
@@ -1045,30 +741,17 @@ http_start(struct app *app, const char *listen, char *err, size_t errlen)
 	}
 	h->app = app;
 	h->loop = app->loop;
-	snprintf(h->listen, sizeof(h->listen), "%s", listen);
-	snprintf(h->port_file, sizeof(h->port_file), "%s/%s", app->state_dir,
+	snprintf(port_file, sizeof(port_file), "%s/%s", app->state_dir,
 	    HTTP_PORT_FILE);
-	unlink(h->port_file);
-	if ((ai = http_door_resolve(listen, "http.listen", err,
-	    errlen)) == NULL) {
+	if (open_web(h, listen, port_file, err, errlen) == -1) {
 		free(h);
 		return NULL;
 	}
-	if (mhd_loop_attach(&h->ml, h->loop, start_mhd(h), "http", err,
-	    errlen) == -1 || loop_hook_add(h->loop, on_hook, h) == -1 ||
-	    open_door(h, ai, err, errlen) == -1) {
-		if (*err == '\0')
-			snprintf(err, errlen, "http: cannot watch the server");
-		freeaddrinfo(ai);
-		http_free(h);
-		return NULL;
-	}
-	h->loopback = http_door_loopback(ai->ai_addr);
-	freeaddrinfo(ai);
 	app_section_add(app, "http", http_status_json, h);
-	http_door_port_file(h->port_file, h->port, "http");
-	log_info("http: status page and API on %s (port %u)", listen, h->port);
-	if (!h->loopback && *config_get(app->cfg, CONFIG_ADMIN_TOKEN) == '\0')
+	log_info("http: status page and API on %s (port %u)", listen,
+	    websrv_port(h->web));
+	if (!websrv_loopback(h->web) &&
+	    *config_get(app->cfg, CONFIG_ADMIN_TOKEN) == '\0')
 		log_warnx("http: %s is reachable from the network and no admin "
 		    "password is set: anyone there can read the status page; "
 		    "changes from the web stay refused until one is set on "
@@ -1083,16 +766,12 @@ http_free(struct http *h)
 	if (h == NULL)
 		return;
 	app_section_del(h->app, h);
-	http_door_free(h->door);
-	loop_timer_clear(h->loop, &h->sweep);
-	loop_hook_del(h->loop, on_hook, h);
-	mhd_loop_stop(&h->ml);
-	unlink(h->port_file);
+	websrv_free(h->web);
 	free(h);
 }
 
 uint16_t
 http_port(const struct http *h)
 {
-	return h->port;
+	return websrv_port(h->web);
 }

@@ -1,6 +1,6 @@
 /*
  * reply.c — what every command handler answers with besides its own
- * result: a refusal ({"error": ...}, commands.h), the test for one, what
+ * result (reply.h): a refusal ({"error": ...}), the test for one, what
  * pins a key, and storing a key at run time for a caller on a surface.
  * The handlers (cmd_*.c, firstrun.c through its sink) call down into
  * here; nothing here calls the command table or a handler, so the table
@@ -18,6 +18,7 @@
 #include "store/store.h"
 #include "ui/commands.h"
 #include "ui/firstrun.h"
+#include "ui/reply.h"
 
 cJSON *
 commands_error(const char *fmt, ...)

@@ -408,6 +408,7 @@ add_relays(cJSON *root, const struct app *app)
 {
 	cJSON	*list = cJSON_AddArrayToObject(root, "relays");
 
+	/* Unread rows (logged) are left out, as other unread counts show 0. */
 	if (app->pool != NULL)
 		add_relays_pool(list, app);
 	else

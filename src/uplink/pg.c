@@ -317,6 +317,7 @@ pg_fail(struct pg *pg, const char *what, const char *msg)
 
 	pg_msg(text, sizeof(text), msg);
 	uplink_set_error(pg->up, "%s: %s", what, text);
+	/* A count for people only; the rows stay pending either way. */
 	if (pg->cur->rows.n > 0)
 		(void)store_inbox_attempted(pg->store, pg->cur->rows.rows[0].seq,
 		    pg->cur->rows.rows[pg->cur->rows.n - 1].seq, clock_wall_s());
@@ -999,7 +1000,6 @@ static const char pg_batch_fmt[] =
  * session's encoding (a NUL byte included) is refused by the COPY as a
  * data exception, which isolates its row.
  */
-#define PG_ROW_FIXED_BYTES	512	/* worst case of a row less its JSON and relay */
 #define PG_ESCAPE_GROWTH	2	/* a backslash becomes two */
 
 static const char pg_copy_esc[256] = {

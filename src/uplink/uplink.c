@@ -44,6 +44,7 @@ struct uplink {
 	uint64_t			 kick_timer;
 	bool				 started;
 	bool				 enqueue_active;
+	bool				 retarget;	/* the store missed a switch */
 	uint64_t			 rate_count[UPLINK_RATE_WINDOW_S];
 	uint64_t			 rate_sec[UPLINK_RATE_WINDOW_S];
 	uint64_t			 forwarded, rejected;
@@ -215,24 +216,51 @@ uplink_driver_stop(struct uplink *up)
 	up->drv = NULL;
 }
 
+/*
+ * Tell the store of the target: a new one queues every stored event, none
+ * forgets the last (so the next one queues what arrived meanwhile). 0, or
+ * -1 when the store failed (logged): the switch is then tried again at the
+ * next tick, since a target the store missed would leave the owner's relay
+ * without the events stored while none was configured.
+ */
+static int
+uplink_record_target(struct uplink *up)
+{
+	int	rc;
+
+	if (up->url[0] == '\0')
+		rc = store_inbox_target_clear(up->o.store);
+	else if ((rc = store_inbox_target(up->o.store, up->shown)) == 1)
+		log_info("uplink: new target %s: queueing every stored event, "
+		    "oldest first", up->shown);
+	if (rc == -1) {
+		up->retarget = true;
+		uplink_set_error(up, "the store did not take the change of "
+		    "target; trying again");
+		return -1;
+	}
+	return 0;
+}
+
 /* Point the uplink at url (already validated by the config table). */
 static void
 uplink_switch(struct uplink *up, const char *url)
 {
 	const char	*why;
-	int		 rc;
 
 	uplink_driver_stop(up);
+	if (strcmp(up->url, url) != 0)
+		up->error[0] = '\0';	/* a retry keeps its error, logged once */
+	up->retarget = false;
 	snprintf(up->url, sizeof(up->url), "%s", url);
 	if (up->o.target_changed != NULL)
 		up->o.target_changed(up->o.target_arg);
 	config_display(up->o.cfg, "uplink.url", up->shown, sizeof(up->shown));
-	up->error[0] = '\0';
 	up->enqueue_active = false;
 	up->driver_name = "none";
 	if (url[0] == '\0') {
 		up->state = "off";
-		(void)store_inbox_target_clear(up->o.store);
+		(void)uplink_record_target(up);	/* -1: retried at the next tick */
 		return;
 	}
 	if ((up->drv = up->o.pick(url, &why)) == NULL) {
@@ -241,9 +269,11 @@ uplink_switch(struct uplink *up, const char *url)
 		return;
 	}
 	up->driver_name = up->drv->name;
-	if ((rc = store_inbox_target(up->o.store, up->shown)) == 1)
-		log_info("uplink: new target %s: queueing every stored event, "
-		    "oldest first", up->shown);
+	if (uplink_record_target(up) == -1) {
+		up->state = "failed";
+		up->drv = NULL;
+		return;
+	}
 	up->enqueue_active = store_inbox_enqueue_active(up->o.store) == 1;
 	up->state = "starting";
 	log_info("uplink: forwarding to %s (%s)", up->shown, up->drv->name);
@@ -283,7 +313,7 @@ uplink_tick(struct loop *l, void *arg)
 	const char	*url = config_get(up->o.cfg, "uplink.url");
 
 	up->tick_timer = 0;
-	if (strcmp(url, up->url) != 0)
+	if (strcmp(url, up->url) != 0 || up->retarget)
 		uplink_switch(up, url);
 	if (up->enqueue_active && up->ds != NULL)
 		uplink_enqueue(up);
@@ -301,7 +331,7 @@ uplink_follow_config(struct uplink *up)
 	if (up == NULL || !up->started)
 		return;
 	url = config_get(up->o.cfg, "uplink.url");
-	if (strcmp(url, up->url) != 0)
+	if (strcmp(url, up->url) != 0 || up->retarget)
 		uplink_switch(up, url);
 }
 
@@ -405,7 +435,7 @@ uplink_status_json(struct uplink *up, struct store *st, cJSON *root)
 
 	if (up != NULL)
 		uplink_status(up, &s);
-	(void)store_inbox_counts(st, &c);
+	(void)store_inbox_counts(st, &c);	/* zeros when unread (logged) */
 	if (c.oldest_enqueued_at > 0 && clock_wall_s() > c.oldest_enqueued_at)
 		age = clock_wall_s() - c.oldest_enqueued_at;
 	if ((u = cJSON_AddObjectToObject(root, "uplink")) != NULL) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_doc_refs.sh — what the tree cites, the tree holds: every *.md file a
-# comment, script or document of src/, tests/, docs/ or README.md names is
+# comment, script or document of src/, sql/, tests/, docs/ or README.md names is
 # in the clone, and every section of docs/ARCHITECTURE.md cited ("§N",
 # "section N", "§§N, M" after the file's name, or "§N" inside the file
 # itself) is one of its headings. It reads files only and prints each
@@ -13,7 +13,7 @@ root = sys.argv[1]
 arch = os.path.join(root, "docs", "ARCHITECTURE.md")
 heads = set(re.findall(r"^## ([0-9]+[a-z]?)\.", open(arch).read(), re.M))
 files = [os.path.join(root, "README.md")]
-for top in ("src", "tests", "docs"):
+for top in ("src", "sql", "tests", "docs"):
     for d, dirs, names in os.walk(os.path.join(root, top)):
         dirs[:] = [x for x in dirs if x not in ("node_modules", "www")]
         files += [os.path.join(d, n) for n in names

@@ -24,6 +24,7 @@
 #include "core/secret.h"
 #include "ui/lined.h"
 #include "ui/render.h"
+#include "ui/reply.h"
 #include "ui/status.h"
 
 /* ---- command table ----------------------------------------------------- */
