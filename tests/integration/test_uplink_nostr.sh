@@ -137,7 +137,7 @@ check "invalid: all 50 dead" wait_for 120 rejected_is "$D" 50
 check "invalid: none pending" pending_is "$D" 0
 cboxctl -d "$D" uplink deadletter --json >"$T/dl.json"
 check "invalid: reason kept" test "$(json_get "$T/dl.json" dead.0.reason)" = "invalid: test says bad"
-check "invalid: dead letters do not keep the box busy" test "$(status "$D" idle)" = true
+check "invalid: dead letters do not keep the box busy" wait_for 30 idle "$D"
 stop_daemon
 
 D=$T/slow
