@@ -11,6 +11,7 @@
 #ifndef CACHEBOX_UPLINK_DRIVER_H
 #define CACHEBOX_UPLINK_DRIVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct uplink;
@@ -66,6 +67,14 @@ void		 uplink_clear_error(struct uplink *);
 /* n rows were confirmed (deleted) / dead-lettered just now. */
 void		 uplink_delivered(struct uplink *, uint64_t n);
 void		 uplink_rejected(struct uplink *, uint64_t n);
+/*
+ * True while a new target's queue-everything pass is unfinished: a driver
+ * takes no row then. A row delivered and deleted before the pass reached
+ * its event would be queued again and sent twice; the pass is quick
+ * (UPLINK_ENQUEUE_CHUNK events a turn) and the tick kicks the driver when
+ * it ends.
+ */
+bool		 uplink_queueing(const struct uplink *);
 /* Reconnect delay after failures consecutive failures (>= 1), ms. */
 uint64_t	 uplink_backoff_ms(unsigned failures);
 

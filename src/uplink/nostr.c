@@ -285,7 +285,7 @@ nostr_pump(struct nostr *ns)
 	size_t	i, room;
 	int	n;
 
-	if (!ns->wanted || !nostr_relay_open(ns))
+	if (!ns->wanted || !nostr_relay_open(ns) || uplink_queueing(ns->up))
 		return;
 	if (loop_now_ms(ns->loop) < ns->pause_until) {
 		nostr_state(ns, "paused");

@@ -1098,6 +1098,8 @@ pg_prepare(struct pg *pg, struct pg_batch *b, int64_t after_seq)
 {
 	int	n;
 
+	if (uplink_queueing(pg->up))
+		return 0;	/* the tick kicks again when the pass ends */
 	n = store_inbox_take(pg->store, after_seq, pg->batch_max,
 	    UPLINK_PG_BATCH_JSON_BYTES, pg->self, &b->rows);
 	if (n <= 0)

@@ -193,6 +193,12 @@ uplink_delivered(struct uplink *up, uint64_t n)
 	uplink_rate_add(up, n);
 }
 
+bool
+uplink_queueing(const struct uplink *up)
+{
+	return up->enqueue_active;
+}
+
 void
 uplink_rejected(struct uplink *up, uint64_t n)
 {
