@@ -41,7 +41,8 @@ cleanup() {
 		[ -n "$p" ] && kill "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
-	rm -rf "$T"
+	# CACHEBOX_KEEP=1 keeps the state and logs to look at after a run.
+	if [ -n "${CACHEBOX_KEEP:-}" ]; then echo "kept: $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
 

@@ -148,10 +148,18 @@ try {
       if (view === 'summary' && w === 1280)
         check(`${where}: the summary fits about one screen (${j.height} px tall)`, j.height <= 1300);
       if (view === 'summary') {
-        const [said, state, st] = await page.evaluate(async () => [document.querySelector('#activity')?.textContent,
-          document.querySelector('#activity')?.dataset.state, await (await fetch('/api/status')).json()]);
-        check(`${where}: the summary says what the box is doing (${said})`, typeof said === 'string' &&
-          state === (st.idle ? 'idle' : 'working') && said.startsWith(st.idle ? 'Idle' : 'Working'), `${state} ${said}`);
+        // The page refreshes on its own; the status may change between a
+        // refresh and our fetch, so wait (a few refreshes at most) for one
+        // moment where the page says what the status says.
+        const agree = await page.waitForFunction(async () => {
+          const st = await (await fetch('/api/status')).json();
+          const a = document.querySelector('#activity');
+          const want = st.idle ? 'idle' : (st.recovery || {}).waiting ? 'waiting' : 'working';
+          return a !== null && a.dataset.state === want && a.textContent.startsWith(st.idle ? 'Idle' : 'W');
+        }, null, { timeout: 15000, polling: 500 }).then(() => true, () => false);
+        const [said, state] = await page.evaluate(() => [document.querySelector('#activity')?.textContent,
+          document.querySelector('#activity')?.dataset.state]);
+        check(`${where}: the summary says what the box is doing as the status does (${said})`, agree, `${state} ${said}`);
       }
       const c = await controls(page, view);
       check(`${where}: every control reachable (${c.seen} controls)`, c.bad.length === 0 && c.seen > 0, c.bad.slice(0, 4).join('; '));
