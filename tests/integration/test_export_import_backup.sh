@@ -196,12 +196,16 @@ check "it waits in the state directory, 0600, under the daemon's name" \
     test "$(stat -c %a "$C/backup-download.db")" = 600
 code=$(curl -s -o /dev/null -w '%{http_code}' "$B/api/backup/file?ticket=$(printf '%064d' 0)")
 check "a wrong ticket is refused (403)" test "$code" = 403
-# Read slowly, so the status is asked while the copy streams.
-curl -s --limit-rate 200k -D "$T/dl.head" -o "$T/dl.db" "$B$url" &
+# The download is written into a FIFO nobody reads yet: curl blocks on its
+# first body byte, so the download is still open, by construction, while
+# the status is asked (a rate limit alone lost the race to a small file).
+mkfifo "$T/dl.fifo"
+curl -s -D "$T/dl.head" -o "$T/dl.fifo" "$B$url" &
 CURL=$!
 gone() { [ ! -e "$C/backup-download.db" ]; }
 check "the copy leaves the state directory as it is sent" wait_for 30 gone
 check "the status answers while it streams" bash -c "kill -0 $CURL && curl -fsS -m 5 '$B/api/status' >/dev/null"
+cat "$T/dl.fifo" >"$T/dl.db"
 wait "$CURL" || true
 check "it is sent as a file to save" \
     grep -Eq '^Content-Disposition: attachment; filename="cachebox-backup-[0-9]{8}-[0-9]{6}\.db"' "$T/dl.head"
