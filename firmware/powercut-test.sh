@@ -47,6 +47,8 @@
 #   CACHEBOX_CUT_POLICY     what the card keeps of its cache at a cut: none,
 #                           random or mixed (alternating; the default)
 #   CACHEBOX_CUT_SEED       seed of the cut instants and the card (default: random)
+#   CACHEBOX_POWERCUT_EVENTS  notes in the relaysim dataset (default 8000)
+#   CACHEBOX_POWERCUT_PACE_MS the drain's backfill.pace_ms (default 1000, as shipped)
 #   CACHEBOX_POWERCUT_WORK  scratch directory (default <top>/build-powercut-test)
 set -euo pipefail
 
@@ -62,6 +64,8 @@ cuts=${CACHEBOX_CUTS:-30}
 cut_max=${CACHEBOX_CUT_MAX_S:-90}
 policy=${CACHEBOX_CUT_POLICY:-mixed}
 seed=${CACHEBOX_CUT_SEED:-$RANDOM}
+events=${CACHEBOX_POWERCUT_EVENTS:-8000}
+pace_ms=${CACHEBOX_POWERCUT_PACE_MS:-1000}
 checks=$top/tests/integration
 # Signed datasets are kept where the Makefile keeps them for root.
 export RELAYSIM_CACHE=${RELAYSIM_CACHE:-/var/cache/cachebox/relaysim}
@@ -114,11 +118,11 @@ echo "powercut-test: $tarball, $cuts cuts, card policy $policy, seed $seed"
 mkdir -p "$work"
 rm -f "$work/rng.state"
 step "relaysim and the uplink's relay on the host"
-# 20 authors, 8,000 notes on three relays (the dataset's relay lists name
+# 20 authors, 8,000 notes (CACHEBOX_POWERCUT_EVENTS) on three relays (the dataset's relay lists name
 # three): a caps every answer at 300, b drops connections mid-page now and
 # then; all slow per event, so the drain spans many cuts.
-cat >"$work/sim.json" <<'JSON'
-{"dataset": {"authors": 20, "events": 8000, "seed": 27},
+cat >"$work/sim.json" <<JSON
+{"dataset": {"authors": 20, "events": $events, "seed": 27},
  "relays": [
   {"name": "a", "url_host": "10.0.2.2", "cap": 300,
    "subset": {"fraction": 0.7, "seed": 31}, "slow_ms": {"per_event": 2}},
@@ -156,7 +160,7 @@ add_network() {
 	# power-cut test only
 	relays.bootstrap = $url_a,$url_b,$url_c
 	follow.roots = $root_pk
-	backfill.pace_ms = 300
+	backfill.pace_ms = $pace_ms
 	uplink.url = $peer_url
 	EOF
 }
