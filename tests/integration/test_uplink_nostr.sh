@@ -71,7 +71,10 @@ check "npm relay: holds every stored event" relay_holds_all "$D" "$URL_npm"
 check "status: driver nostr" test "$(status "$D" uplink.driver)" = nostr
 check "status: forwarded 1000" test "$(status "$D" inbox.forwarded)" = 1000
 check "status: no error" test "$(status "$D" uplink.last_error)" = null
-check "relays table: the owner's relay has role uplink" test "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT role FROM relays WHERE url = ?', (sys.argv[2],)).fetchone()[0])" "$D/cachebox.db" "$URL_npm")" = uplink
+# The relays table is written with ingest's next batch, not with each frame:
+# the role is waited for, not read at once.
+uplink_role() { test "$(python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute('SELECT role FROM relays WHERE url = ?', (sys.argv[2],)).fetchone(); print(r[0] if r else '')" "$D/cachebox.db" "$URL_npm")" = uplink; }
+check "relays table: the owner's relay has role uplink" wait_for 30 uplink_role
 
 # --- 2. the npm relay killed mid-forwarding, ingest goes on ------------------------
 stop_daemon
