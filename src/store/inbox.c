@@ -203,14 +203,19 @@ inbox_take_pass(struct store *st, int64_t after_seq, size_t max_rows,
 	s = store_stmt(st, "SELECT i.seq, e.id, e.pubkey, e.kind, "
 	    "e.created_at, e.received_at, e.json, e.source, e.first_relay "
 	    "FROM inbox i JOIN events e ON e.id = i.event_id "
-	    "WHERE i.state = 'pending' AND i.seq > ?1 AND (e.expires_at IS "
-	    "NULL OR e.expires_at > ?3) ORDER BY i.seq LIMIT ?2");
+	    "WHERE i.state = 'pending' AND i.seq > ?1 AND i.seq <= ?4 AND "
+	    "(e.expires_at IS NULL OR e.expires_at > ?3) ORDER BY i.seq "
+	    "LIMIT ?2");
 	if (s == NULL)
 		return -1;
-	/* An expired event is not forwarded (NIP-40); the sweep removes it. */
+	/*
+	 * An expired event is not forwarded (NIP-40); the sweep removes it.
+	 * Nor is a row the open batch queued: it commits with the batch.
+	 */
 	if (sqlite3_bind_int64(s, 1, after_seq) != SQLITE_OK ||
 	    sqlite3_bind_int64(s, 2, (int64_t)max_rows) != SQLITE_OK ||
-	    sqlite3_bind_int64(s, 3, clock_wall_s()) != SQLITE_OK)
+	    sqlite3_bind_int64(s, 3, clock_wall_s()) != SQLITE_OK ||
+	    sqlite3_bind_int64(s, 4, store_inbox_committed(st)) != SQLITE_OK)
 		return inbox_fail(st, s, "take");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (inbox_row_foreign_protected(s, self)) {

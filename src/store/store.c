@@ -47,6 +47,7 @@ struct store {
 	sqlite3			*db;
 	char			 path[STORE_MAX_PATH];
 	int			 depth;		/* transaction nesting */
+	int64_t			 inbox_seq_begun; /* see store_inbox_committed */
 	bool			 reading;	/* a read section is open (depth 0) */
 	/* event_totals changes not yet written, per transaction level */
 	int64_t			 tot_count[STORE_MAX_TX_DEPTH];
@@ -838,6 +839,28 @@ store_tx_depth(const struct store *st)
 	return st->depth;
 }
 
+/*
+ * The last inbox seq handed out, read as the outermost transaction begins:
+ * the daemon is the store's only writer, so every row up to it is
+ * committed. 0 before the inbox exists (a migration's transaction) or
+ * when the read fails: nothing is taken from the inbox in that
+ * transaction, which only delays forwarding to the next one.
+ */
+static int64_t
+store_inbox_seq_now(struct store *st)
+{
+	sqlite3_stmt	*s;
+	int64_t		 v = 0;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT seq FROM sqlite_sequence "
+	    "WHERE name = 'inbox'", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
 int
 store_begin(struct store *st)
 {
@@ -858,9 +881,17 @@ store_begin(struct store *st)
 		snprintf(sql, sizeof(sql), "SAVEPOINT sp%d", st->depth);
 	if (store_exec(st, sql) == -1)
 		return -1;
+	if (st->depth == 0)
+		st->inbox_seq_begun = store_inbox_seq_now(st);
 	st->tot_count[st->depth] = st->tot_bytes[st->depth] = 0;
 	st->depth++;
 	return 0;
+}
+
+int64_t
+store_inbox_committed(const struct store *st)
+{
+	return st->depth > 0 ? st->inbox_seq_begun : INT64_MAX;
 }
 
 bool

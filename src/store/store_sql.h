@@ -103,6 +103,14 @@ int		 store_fill_save(struct store *, const char *name, int64_t next,
 /* An event row with id left: tell the listener (store_on_removed). */
 void		 store_removed(struct store *, const uint8_t id[32]);
 
+/*
+ * The highest inbox seq that is committed: inside a transaction, the last
+ * seq handed out before its outermost level began (rows queued by the open
+ * batch are not); outside one, INT64_MAX. store/inbox.c takes no row past
+ * it, so the uplink never forwards an event a crash could still take back.
+ */
+int64_t		 store_inbox_committed(const struct store *);
+
 /* The connection, owned by the store; valid until store_close. */
 sqlite3		*store_db(struct store *);
 /*

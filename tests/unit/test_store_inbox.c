@@ -3,6 +3,7 @@
  * directory: take in seq order with its row and byte limits, confirm
  * deletes and bumps the forwarded total in one transaction, dead letters
  * with reasons and retry (one or all), counts and the oldest pending row,
+ * no row taken that the open transaction queued,
  * and the queue-everything pass for a new uplink target (oldest first, in
  * chunks, resumable, not queueing twice, forgotten when no uplink is set);
  * NIP-70: another author's protected event is never taken, from either
@@ -110,6 +111,40 @@ take_in_order_with_limits(void **state)
 	assert_int_equal(b.rows[0].id[0], 4);
 	/* A byte limit below one row still takes that row. */
 	assert_int_equal(store_inbox_take(f->st, 0, 10, 1, NULL, &b), 1);
+	store_inbox_batch_free(&b);
+}
+
+/*
+ * A row the open transaction queued is not taken until it commits: a
+ * crash before the commit would take the event back after the uplink had
+ * sent it. Rows committed before the transaction began are taken in it.
+ */
+static void
+take_committed_rows_only(void **state)
+{
+	struct fixture		*f = *state;
+	struct inbox_batch	 b = { 0 };
+
+	put_event(f, 1, 1000, true);
+	assert_int_equal(store_begin(f->st), 0);
+	put_event(f, 2, 1001, true);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, NULL, &b), 1);
+	assert_int_equal(b.rows[0].id[0], 1);
+	/* A savepoint inside the batch does not make its rows committed. */
+	assert_int_equal(store_begin(f->st), 0);
+	put_event(f, 3, 1002, true);
+	assert_int_equal(store_commit(f->st), 0);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, NULL, &b), 1);
+	assert_int_equal(store_commit(f->st), 0);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, NULL, &b), 3);
+	/* In the next transaction they are committed rows. */
+	assert_int_equal(store_begin(f->st), 0);
+	put_event(f, 4, 1003, true);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, NULL, &b), 3);
+	assert_int_equal(b.rows[2].id[0], 3);
+	/* A rolled-back row never was. */
+	assert_int_equal(store_rollback(f->st), 0);
+	assert_int_equal(store_inbox_take(f->st, 0, 10, 1 << 20, NULL, &b), 3);
 	store_inbox_batch_free(&b);
 }
 
@@ -405,6 +440,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(take_in_order_with_limits,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(take_committed_rows_only,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(confirm_counts_forwarded,
 		    setup, teardown),
