@@ -8,10 +8,14 @@
 #   top       the top of the tree
 #   tarball   the root filesystem tarball of `make image`
 #   work      the scratch directory
-#   cpu, mem  QEMU's CPU and memory in MiB
-#   limit     seconds any one step may take
 # and may set board_drive (QEMU's -drive for the SD card; default the raw
 # image file $disk) before each boot. It must define die().
+
+# QEMU's CPU and memory in MiB, and the seconds any one step may take: the
+# same settings (CACHEBOX_BOOT_CPU, _MEM_MB, _TIMEOUT) for both tests.
+cpu=${CACHEBOX_BOOT_CPU:-cortex-a53}
+mem=${CACHEBOX_BOOT_MEM_MB:-1024}
+limit=${CACHEBOX_BOOT_TIMEOUT:-900}
 
 # ---- reporting ---------------------------------------------------------
 

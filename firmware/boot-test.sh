@@ -48,9 +48,6 @@ die() { echo "boot-test: $*" >&2; exit 1; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 tarball=${1:-$top/out/cachebox-rootfs-arm64.tar.zst}
 work=${CACHEBOX_BOOT_WORK:-$top/build-boot-test}
-cpu=${CACHEBOX_BOOT_CPU:-cortex-a53}
-mem=${CACHEBOX_BOOT_MEM_MB:-1024}
-limit=${CACHEBOX_BOOT_TIMEOUT:-900}
 
 [ "$(id -u)" -eq 0 ] || die "run as root (the root filesystem's owners)"
 [ -f "$tarball" ] || die "no $tarball (make image)"

@@ -57,9 +57,6 @@ die() { echo "powercut-test: $*" >&2; exit 1; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 tarball=${1:-$top/out/cachebox-rootfs-arm64.tar.zst}
 work=${CACHEBOX_POWERCUT_WORK:-$top/build-powercut-test}
-cpu=${CACHEBOX_BOOT_CPU:-cortex-a53}
-mem=${CACHEBOX_BOOT_MEM_MB:-1024}
-limit=${CACHEBOX_BOOT_TIMEOUT:-900}
 cuts=${CACHEBOX_CUTS:-30}
 cut_max=${CACHEBOX_CUT_MAX_S:-90}
 policy=${CACHEBOX_CUT_POLICY:-mixed}
