@@ -57,6 +57,51 @@ struct pack_cuts {
 	uint8_t		 sigbin[PACK_SIG_BYTES];
 };
 
+/*
+ * One more than the value of each lowercase hex digit, 0 for any other
+ * byte: the ingest path packs every event it stores, so its hex is read
+ * by table rather than one call per digit.
+ */
+#define PACK_D(c, v)	[c] = (v) + 1
+static const uint8_t pack_hexval[256] = {
+	PACK_D('0', 0), PACK_D('1', 1), PACK_D('2', 2), PACK_D('3', 3),
+	PACK_D('4', 4), PACK_D('5', 5), PACK_D('6', 6), PACK_D('7', 7),
+	PACK_D('8', 8), PACK_D('9', 9), PACK_D('a', 10), PACK_D('b', 11),
+	PACK_D('c', 12), PACK_D('d', 13), PACK_D('e', 14), PACK_D('f', 15),
+};
+
+/* Decode 2 * n lowercase hex digits of text into out. 0, or -1. */
+static int
+pack_unhex(const char *text, size_t n, uint8_t *out)
+{
+	const unsigned char	*t = (const unsigned char *)text;
+	size_t			 i;
+	uint8_t			 hi, lo;
+
+	for (i = 0; i < n; i++) {
+		hi = pack_hexval[t[2 * i]];
+		lo = pack_hexval[t[2 * i + 1]];
+		if (hi == 0 || lo == 0)
+			return -1;
+		out[i] = (uint8_t)((hi - 1) << 4 | (lo - 1));
+	}
+	return 0;
+}
+
+/* Whether text holds exactly the 2 * n lowercase hex digits of bin. */
+static bool
+pack_hex_is(const char *text, const uint8_t *bin, size_t n)
+{
+	const unsigned char	*t = (const unsigned char *)text;
+	size_t			 i;
+
+	for (i = 0; i < n; i++)
+		if (pack_hexval[t[2 * i]] != (bin[i] >> 4) + 1 ||
+		    pack_hexval[t[2 * i + 1]] != (bin[i] & 0x0f) + 1)
+			return false;
+	return true;
+}
+
 int
 event_pack_form(const uint8_t *blob, size_t len)
 {
@@ -180,29 +225,30 @@ find_sig(const char *text, size_t len, uint8_t sigbin[PACK_SIG_BYTES])
 		i = skip_space(text, len, i + 1);
 		if (i >= len || text[i] != '"' || len - i - 1 < PACK_SIG_HEX + 1 ||
 		    text[i + 1 + PACK_SIG_HEX] != '"' ||
-		    hex_decode(text + i + 1, PACK_SIG_HEX, sigbin,
-		    PACK_SIG_BYTES) == -1)
+		    pack_unhex(text + i + 1, PACK_SIG_BYTES, sigbin) == -1)
 			continue;
 		return (int64_t)(i + 1);
 	}
 	return -1;
 }
 
-/* Whether text is in the store's own layout; the runs into c if so. */
+/*
+ * Whether text is in the store's own layout for the id and pubkey given;
+ * the signature into c if so (the runs' text is not needed to cut them).
+ */
 static bool
-cuts_canonical(const char *text, size_t len, struct pack_cuts *c)
+cuts_canonical(const char *text, size_t len, const uint8_t id[32],
+    const uint8_t pubkey[32], struct pack_cuts *c)
 {
 	size_t	sig_at;
 
 	if (len < PACK_CANON_MIN_LEN ||
-	    memcmp(text + PACK_CANON_ID_AT, c->id, PACK_KEY_HEX) != 0 ||
-	    memcmp(text + PACK_CANON_PUBKEY_AT, c->pubkey, PACK_KEY_HEX) != 0)
+	    !pack_hex_is(text + PACK_CANON_ID_AT, id, 32) ||
+	    !pack_hex_is(text + PACK_CANON_PUBKEY_AT, pubkey, 32))
 		return false;
 	sig_at = len - PACK_CANON_SIG_FROM_END;
-	if (hex_decode(text + sig_at, PACK_SIG_HEX, c->sigbin,
-	    PACK_SIG_BYTES) == -1)
+	if (pack_unhex(text + sig_at, PACK_SIG_BYTES, c->sigbin) == -1)
 		return false;
-	memcpy(c->sig, text + sig_at, PACK_SIG_HEX);
 	cuts_place(c, PACK_CANON_ID_AT, PACK_CANON_PUBKEY_AT, sig_at);
 	return true;
 }
@@ -272,13 +318,12 @@ event_pack_encode(const char *json, size_t len, const uint8_t id[32],
 	struct pack_cuts	c;
 	int			form, i;
 
-	if (hex_encode(id, 32, c.id, sizeof(c.id)) == -1 ||
-	    hex_encode(pubkey, 32, c.pubkey, sizeof(c.pubkey)) == -1)
-		return -1;
-	c.sig[PACK_SIG_HEX] = '\0';
-	if (cuts_canonical(json, len, &c))
+	if (cuts_canonical(json, len, id, pubkey, &c))
 		form = EVENT_PACK_CANONICAL;
-	else if (len <= UINT32_MAX && cuts_search(json, len, &c))
+	else if (len <= UINT32_MAX &&
+	    hex_encode(id, 32, c.id, sizeof(c.id)) == 0 &&
+	    hex_encode(pubkey, 32, c.pubkey, sizeof(c.pubkey)) == 0 &&
+	    cuts_search(json, len, &c))
 		form = EVENT_PACK_PLACED;
 	else
 		return encode_verbatim(json, len, out);
