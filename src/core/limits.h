@@ -237,6 +237,7 @@
 #define RETENTION_PROTECTED_RETRY_MS	(5 * 60 * 1000)	/* over budget with only protected events: look again after, ms */
 #define RETENTION_LOG_QUIET_MS		60000		/* eviction start/stop lines at info at most once per, ms (debug between) */
 #define SWEEP_STEP_ROWS			500		/* events one step of the rules' sweep removes or converts */
+#define SWEEP_PACK_ROWS			200		/* older rows one step packs (each read, packed and rewritten: ~1 KB of WAL) */
 #define SWEEP_GAP_MS			20		/* pause between two sweep steps while work is left, ms */
 #define SWEEP_IDLE_MS			30000		/* the sweep looks for new work (a purge, a conversion) every, ms */
 #define SWEEP_BUSY_MS			100		/* retry after finding a transaction open that is not ingest's, ms */

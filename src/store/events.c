@@ -1,11 +1,13 @@
 /*
  * events.c — rows of the `events` table, their inbox rows, the totals in
  * `event_totals` (inserts counted here through store_totals_add, deletes
- * by the trigger of migration 003), `relay_newest`, and retention. Every
- * statement is prepared once through store_stmt().
+ * by the trigger of migration 015), `relay_newest`, and retention. Every
+ * statement is prepared once through store_stmt(). A row is written
+ * packed (store/rowjson.c) and its JSON read back only through
+ * store_row_json.
  *
- * It never rewrites an event row, never deletes an event that the inbox
- * still holds (the inbox's foreign key would refuse it anyway) or a
+ * It never rewrites an event row (only rowjson.c's conversion does, to
+ * the same bytes), never deletes an event that the inbox still holds (the inbox's foreign key would refuse it anyway) or a
  * follow list or profile (kinds 0, 3, 10002), and never runs a query
  * whose cost grows with the table without a LIMIT on the hot path.
  */
@@ -22,6 +24,7 @@
 #include "store/dedup.h"
 #include "store/events.h"
 #include "store/names.h"
+#include "store/rowjson.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 #include "store/tags.h"
@@ -78,15 +81,17 @@ int
 store_event_row_insert(struct store *st, const struct store_event_row *row,
     int64_t expires_at, bool enqueue)
 {
-	sqlite3_stmt	*stmt;
-	int		 rc;
+	const struct buf	*packed;
+	sqlite3_stmt		*stmt;
+	int			 rc;
 
-	if (row->json_len > INT_MAX)
+	if (row->json_len > INT_MAX || (packed = store_row_pack(st, row->id,
+	    row->pubkey, row->json, row->json_len)) == NULL)
 		return -1;
 	stmt = store_stmt(st, "INSERT INTO events (id, pubkey, kind, "
-	    "created_at, source, first_relay, received_at, json, expires_at) "
-	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (id) DO "
-	    "NOTHING");
+	    "created_at, source, first_relay, received_at, json, expires_at, "
+	    "packed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', ?9, ?8) "
+	    "ON CONFLICT (id) DO NOTHING");
 	if (stmt == NULL)
 		return -1;
 	rc = sqlite3_bind_blob(stmt, 1, row->id, 32, SQLITE_STATIC);
@@ -105,7 +110,7 @@ store_event_row_insert(struct store *st, const struct store_event_row *row,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(stmt, 7, row->received_at);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(stmt, 8, row->json, (int)row->json_len,
+		rc = sqlite3_bind_blob(stmt, 8, packed->data, (int)packed->len,
 		    SQLITE_STATIC);
 	if (rc == SQLITE_OK)
 		rc = expires_at < 0 ? sqlite3_bind_null(stmt, 9) :
@@ -152,15 +157,15 @@ store_events_totals(struct store *st, int64_t *count, int64_t *bytes)
 }
 
 /*
- * Step stmt (bound, one row expected at most) and append column col's
- * text to out, *at from column at_col when at is not NULL. 1, 0 or -1.
+ * Step stmt (bound, one row expected at most, STORE_ROW_JSON_COLS first)
+ * and append the row's JSON to out, *at from the column after them when
+ * at is not NULL. 1, 0 or -1.
  */
 static int
 events_fetch_json(struct store *st, sqlite3_stmt *stmt, struct buf *out,
     int64_t *at, const char *what)
 {
-	const void	*text;
-	int		 rc, n, ret = 1;
+	int	rc, ret = 1;
 
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_DONE) {
@@ -173,12 +178,9 @@ events_fetch_json(struct store *st, sqlite3_stmt *stmt, struct buf *out,
 		store_stmt_done(stmt);
 		return -1;
 	}
-	text = sqlite3_column_text(stmt, 0);
-	n = sqlite3_column_bytes(stmt, 0);
 	if (at != NULL)
-		*at = sqlite3_column_int64(stmt, 1);
-	if (out != NULL && (text == NULL || buf_append(out, text,
-	    (size_t)n) == -1))
+		*at = sqlite3_column_int64(stmt, STORE_ROW_JSON_NCOLS);
+	if (out != NULL && store_row_json(stmt, 0, out) == -1)
 		ret = -1;
 	store_stmt_done(stmt);
 	return ret;
@@ -189,7 +191,8 @@ store_event_get(struct store *st, const uint8_t id[32], struct buf *out)
 {
 	sqlite3_stmt	*stmt;
 
-	stmt = store_stmt(st, "SELECT json FROM events WHERE id = ?1");
+	stmt = store_stmt(st, "SELECT " STORE_ROW_JSON_COLS("") " FROM events "
+	    "WHERE id = ?1");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK) {
@@ -216,8 +219,8 @@ store_event_newest(struct store *st, const uint8_t pubkey[32], uint32_t kind,
 	if (store_kind_replaceable(kind))
 		stmt = store_stmt(st, EVENTS_SQL_NEWEST_REPLACEABLE);
 	else
-		stmt = store_stmt(st, "SELECT json, created_at FROM events "
-		    "WHERE pubkey = ?1 AND kind = ?2 ORDER BY created_at DESC, "
+		stmt = store_stmt(st, "SELECT " STORE_ROW_JSON_COLS("") ", "
+		    "created_at FROM events WHERE pubkey = ?1 AND kind = ?2 ORDER BY created_at DESC, "
 		    "id ASC LIMIT 1");
 	if (stmt == NULL)
 		return -1;
@@ -270,7 +273,8 @@ query_in(struct buf *sql, const char *col, size_t n)
 static int
 query_sql(const struct filter *f, struct buf *sql)
 {
-	if (buf_puts(sql, "SELECT json FROM events WHERE 1") == -1)
+	if (buf_puts(sql, "SELECT " STORE_ROW_JSON_COLS("") " FROM events "
+	    "WHERE 1") == -1)
 		return -1;
 	if ((f->has & FILTER_HAS_IDS) && query_in(sql, "id", f->nids) == -1)
 		return -1;
@@ -336,7 +340,7 @@ int64_t
 store_events_query(struct store *st, const struct filter *f,
     size_t max_results, store_event_cb cb, void *arg)
 {
-	struct buf	 sql;
+	struct buf	 sql, json;
 	sqlite3_stmt	*stmt = NULL;
 	int64_t		 n = 0;
 	int		 rc = SQLITE_DONE;
@@ -364,17 +368,18 @@ store_events_query(struct store *st, const struct filter *f,
 		return -1;
 	}
 	buf_free(&sql);
+	buf_init(&json, EVENT_SERIAL_MAX_BYTES);
 	while ((size_t)n < max_results &&
 	    (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		const char	*json = (const char *)sqlite3_column_text(stmt, 0);
-		size_t		 len = (size_t)sqlite3_column_bytes(stmt, 0);
-
-		if (json == NULL || !query_tags_match(f, json, len))
+		buf_reset(&json);
+		if (store_row_json(stmt, 0, &json) == -1 ||
+		    !query_tags_match(f, (const char *)json.data, json.len))
 			continue;
 		n++;
-		if (cb(json, len, arg) != 0)
+		if (cb((const char *)json.data, json.len, arg) != 0)
 			break;
 	}
+	buf_free(&json);
 	if ((size_t)n < max_results && rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		log_warnx("store: local query: %s", sqlite3_errmsg(store_db(st)));
 		n = -1;
@@ -504,7 +509,7 @@ evict_scan(struct store *st, struct evict_pos *pos, int64_t max_bytes,
 	int		 rc = SQLITE_ROW, rows = 0;
 
 	stmt = store_stmt(st, "SELECT e.id, e.created_at, e.kind, "
-	    "length(CAST(e.json AS BLOB)), EXISTS (SELECT 1 FROM inbox i "
+	    STORE_ROW_JSON_BYTES("e.") ", EXISTS (SELECT 1 FROM inbox i "
 	    "WHERE i.event_id = e.id) FROM events e WHERE (e.created_at, e.id) "
 	    "> (?1, ?2) ORDER BY e.created_at, e.id LIMIT ?3");
 	if (stmt == NULL)
@@ -548,26 +553,29 @@ static int
 evict_tags(struct store *st, const uint8_t id[32])
 {
 	sqlite3_stmt	*stmt;
+	struct buf	 json;
 	int		 rc, ret = 0;
 
-	stmt = store_stmt(st, "SELECT rowid, created_at, json FROM events "
-	    "WHERE id = ?1");
+	stmt = store_stmt(st, "SELECT rowid, created_at, "
+	    STORE_ROW_JSON_COLS("") " FROM events WHERE id = ?1");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, id, 32, SQLITE_STATIC) != SQLITE_OK) {
 		store_bind_fail(st, stmt, "events evict tags");
 		return -1;
 	}
+	buf_init(&json, EVENT_SERIAL_MAX_BYTES);
 	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		ret = store_tags_delete(st, sqlite3_column_int64(stmt, 0),
-		    sqlite3_column_int64(stmt, 1), (const char *)
-		    sqlite3_column_text(stmt, 2), (size_t)sqlite3_column_bytes(
-		    stmt, 2));
+		ret = store_row_json(stmt, 2, &json) == -1 ? -1 :
+		    store_tags_delete(st, sqlite3_column_int64(stmt, 0),
+		    sqlite3_column_int64(stmt, 1), (const char *)json.data,
+		    json.len);
 	else if (rc != SQLITE_DONE) {
 		log_warnx("store: evict tags: %s", sqlite3_errmsg(store_db(st)));
 		ret = -1;
 	}
 	store_stmt_done(stmt);
+	buf_free(&json);
 	return ret;
 }
 

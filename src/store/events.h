@@ -96,6 +96,19 @@ int	store_event_exists(struct store *, const uint8_t id[32]);
 int	store_events_totals(struct store *, int64_t *count, int64_t *bytes);
 
 /*
+ * One step of the conversion of rows stored before migration 015 into the
+ * packed form (store/rowjson.c): at most max rows, inside the caller's
+ * transaction or one of its own; the pass's position (meta pack_next,
+ * pack_end) commits with the rows, so a crash repeats at most one step,
+ * and a row already packed is passed over. *left (when not NULL) the
+ * rows of the pass not yet looked at. 1 more to do, 0 done (or no pass
+ * pending), -1 (logged).
+ */
+int	store_pack_step(struct store *, size_t max, int64_t *left);
+/* Rows the conversion has not looked at yet (0: none), -1 on error. */
+int64_t	store_pack_left(struct store *);
+
+/*
  * The stored JSON of id appended to out. 1 found, 0 not stored, -1 on a
  * SQLite error or when out's max was reached.
  */

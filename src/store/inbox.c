@@ -20,6 +20,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/inbox.h"
+#include "store/rowjson.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 
@@ -74,17 +75,22 @@ inbox_batch_grow(struct inbox_batch *b)
 	return 0;
 }
 
-/* Copy the current result row of the take query into a new batch row. */
+/* The take query's first column of STORE_ROW_JSON_COLS. */
+#define INBOX_TAKE_JSON_COL	8
+
+/*
+ * Copy the current result row of the take query, its JSON rebuilt in
+ * json, into a new batch row.
+ */
 static int
-inbox_row_fill(sqlite3_stmt *s, struct inbox_row *r)
+inbox_row_fill(sqlite3_stmt *s, const struct buf *json, struct inbox_row *r)
 {
-	const unsigned char	*json = sqlite3_column_text(s, 6);
-	const unsigned char	*relay = sqlite3_column_text(s, 8);
-	const unsigned char	*src = sqlite3_column_text(s, 7);
+	const unsigned char	*relay = sqlite3_column_text(s, 7);
+	const unsigned char	*src = sqlite3_column_text(s, 6);
 
 	memset(r, 0, sizeof(*r));
 	if (sqlite3_column_bytes(s, 1) != 32 || sqlite3_column_bytes(s, 2) != 32 ||
-	    json == NULL || src == NULL)
+	    json->data == NULL || src == NULL)
 		return -1;
 	r->seq = sqlite3_column_int64(s, 0);
 	memcpy(r->id, sqlite3_column_blob(s, 1), 32);
@@ -92,12 +98,12 @@ inbox_row_fill(sqlite3_stmt *s, struct inbox_row *r)
 	r->kind = (uint32_t)sqlite3_column_int64(s, 3);
 	r->created_at = sqlite3_column_int64(s, 4);
 	r->received_at = sqlite3_column_int64(s, 5);
-	r->json_len = (size_t)sqlite3_column_bytes(s, 6);
+	r->json_len = json->len;
 	snprintf(r->source, sizeof(r->source), "%s", (const char *)src);
-	if ((r->json = inbox_strdup(json, (int)r->json_len)) == NULL)
+	if ((r->json = inbox_strdup(json->data, (int)json->len)) == NULL)
 		return -1;
 	if (relay != NULL && (r->relay = inbox_strdup(relay,
-	    sqlite3_column_bytes(s, 8))) == NULL) {
+	    sqlite3_column_bytes(s, 7))) == NULL) {
 		free(r->json);
 		r->json = NULL;
 		return -1;
@@ -134,12 +140,12 @@ store_inbox_protected(const char *json, size_t len)
 
 /* Whether the take's current row is someone else's protected event. */
 static bool
-inbox_row_foreign_protected(sqlite3_stmt *s, const uint8_t *self)
+inbox_row_foreign_protected(sqlite3_stmt *s, const struct buf *json,
+    const uint8_t *self)
 {
 	const void	*pk = sqlite3_column_blob(s, 2);
 
-	if (!store_inbox_protected((const char *)sqlite3_column_text(s, 6),
-	    (size_t)sqlite3_column_bytes(s, 6)))
+	if (!store_inbox_protected((const char *)json->data, json->len))
 		return false;
 	return self == NULL || pk == NULL || sqlite3_column_bytes(s, 2) != 32 ||
 	    memcmp(pk, self, 32) != 0;
@@ -192,18 +198,45 @@ fail:
  * One pass of the take: rows into b, someone else's protected events'
  * seqs into skip (room for max_rows). Rows taken, or -1.
  */
+/*
+ * One row of the take, its JSON rebuilt in json: 1 taken, 0 skipped
+ * (someone else's protected event), 2 over max_bytes (the batch ends
+ * before it), -1 out of memory or a damaged row.
+ */
+static int
+inbox_take_row(sqlite3_stmt *s, struct buf *json, size_t max_bytes,
+    const uint8_t *self, struct inbox_batch *b, int64_t *skip, size_t *nskip)
+{
+	buf_reset(json);
+	if (store_row_json(s, INBOX_TAKE_JSON_COL, json) == -1)
+		return -1;
+	if (inbox_row_foreign_protected(s, json, self)) {
+		inbox_row_skip(s, skip, nskip);
+		return 0;
+	}
+	if (b->n > 0 && b->json_bytes + json->len > max_bytes)
+		return 2;
+	if (inbox_batch_grow(b) == -1 ||
+	    inbox_row_fill(s, json, &b->rows[b->n]) == -1)
+		return -1;
+	b->json_bytes += b->rows[b->n++].json_len;
+	return 1;
+}
+
 static int
 inbox_take_pass(struct store *st, int64_t after_seq, size_t max_rows,
     size_t max_bytes, const uint8_t *self, struct inbox_batch *b,
     int64_t *skip, size_t *nskip)
 {
 	sqlite3_stmt	*s;
-	int		 rc;
+	struct buf	 json;
+	int		 rc = SQLITE_DONE, taken = 0;
 
 	s = store_stmt(st, "SELECT i.seq, e.id, e.pubkey, e.kind, "
-	    "e.created_at, e.received_at, e.json, e.source, e.first_relay "
-	    "FROM inbox i JOIN events e ON e.id = i.event_id "
-	    "WHERE i.state = 'pending' AND i.seq > ?1 AND i.seq <= ?4 AND "
+	    "e.created_at, e.received_at, e.source, e.first_relay, "
+	    STORE_ROW_JSON_COLS("e.") " FROM inbox i JOIN events e ON "
+	    "e.id = i.event_id WHERE i.state = 'pending' AND i.seq > ?1 AND "
+	    "i.seq <= ?4 AND "
 	    "(e.expires_at IS NULL OR e.expires_at > ?3) ORDER BY i.seq "
 	    "LIMIT ?2");
 	if (s == NULL)
@@ -217,23 +250,18 @@ inbox_take_pass(struct store *st, int64_t after_seq, size_t max_rows,
 	    sqlite3_bind_int64(s, 3, clock_wall_s()) != SQLITE_OK ||
 	    sqlite3_bind_int64(s, 4, store_inbox_committed(st)) != SQLITE_OK)
 		return inbox_fail(st, s, "take");
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (inbox_row_foreign_protected(s, self)) {
-			inbox_row_skip(s, skip, nskip);
-			continue;
-		}
-		if (b->n > 0 && b->json_bytes +
-		    (size_t)sqlite3_column_bytes(s, 6) > max_bytes)
+	buf_init(&json, EVENT_SERIAL_MAX_BYTES);
+	while (taken != 2 && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		if ((taken = inbox_take_row(s, &json, max_bytes, self, b, skip,
+		    nskip)) == -1)
 			break;
-		if (inbox_batch_grow(b) == -1 ||
-		    inbox_row_fill(s, &b->rows[b->n]) == -1) {
-			log_warnx("store: inbox take: out of memory or a bad row");
-			store_stmt_done(s);
-			return -1;
-		}
-		b->json_bytes += b->rows[b->n++].json_len;
+	buf_free(&json);
+	if (taken == -1) {
+		log_warnx("store: inbox take: out of memory or a bad row");
+		store_stmt_done(s);
+		return -1;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (taken != 2 && rc != SQLITE_DONE)
 		return inbox_fail(st, s, "take");
 	store_stmt_done(s);
 	return (int)b->n;

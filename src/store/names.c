@@ -20,6 +20,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "store/names.h"
+#include "store/rowjson.h"
 #include "store/store_sql.h"
 
 #if (STORE_NAMES_CACHE & (STORE_NAMES_CACHE - 1)) != 0
@@ -116,8 +117,8 @@ static int
 name_load(struct store *st, const uint8_t pk[32], char *out)
 {
 	sqlite3_stmt	*stmt;
-	const char	*json;
-	int		 rc, n;
+	struct buf	 json;
+	int		 rc;
 
 	out[0] = '\0';
 	if ((stmt = store_stmt(st, EVENTS_SQL_NEWEST_REPLACEABLE)) == NULL)
@@ -129,10 +130,10 @@ name_load(struct store *st, const uint8_t pk[32], char *out)
 	}
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW) {
-		json = (const char *)sqlite3_column_text(stmt, 0);
-		n = sqlite3_column_bytes(stmt, 0);
-		if (json != NULL)
-			name_parse(json, (size_t)n, out);
+		buf_init(&json, EVENT_SERIAL_MAX_BYTES);
+		if (store_row_json(stmt, 0, &json) == 0)
+			name_parse((const char *)json.data, json.len, out);
+		buf_free(&json);
 	} else if (rc != SQLITE_DONE)
 		log_warnx("store: names newest: %s",
 		    sqlite3_errmsg(store_db(st)));

@@ -27,6 +27,7 @@
 #include "store/follows.h"
 #include "store/names.h"
 #include "store/rules.h"
+#include "store/rowjson.h"
 #include "store/rules_int.h"
 #include "store/store.h"
 #include "store/store_sql.h"
@@ -273,10 +274,12 @@ key_versions(struct store *st, const uint8_t pubkey[32], uint32_t kind,
     const char *d, int64_t until, struct versions *vs)
 {
 	sqlite3_stmt	*stmt;
+	struct buf	 json;
 	int		 rc;
 
-	stmt = store_stmt(st, "SELECT id, created_at, json FROM events WHERE "
-	    "pubkey = ?1 AND kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind"));
+	stmt = store_stmt(st, "SELECT id, created_at, " STORE_ROW_JSON_COLS("")
+	    " FROM events WHERE pubkey = ?1 AND kind = ?2 AND "
+	    EVENTS_SQL_REPLACEABLE("kind"));
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_blob(stmt, 1, pubkey, 32, SQLITE_STATIC) !=
@@ -284,17 +287,20 @@ key_versions(struct store *st, const uint8_t pubkey[32], uint32_t kind,
 		store_bind_fail(st, stmt, "rules versions");
 		return -1;
 	}
+	buf_init(&json, EVENT_SERIAL_MAX_BYTES);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		if (sqlite3_column_bytes(stmt, 0) != 32 ||
 		    (until >= 0 && sqlite3_column_int64(stmt, 1) > until))
 			continue;
-		if (d != NULL && !same_d(sqlite3_column_text(stmt, 2),
-		    sqlite3_column_bytes(stmt, 2), d))
+		buf_reset(&json);
+		if (d != NULL && (store_row_json(stmt, 2, &json) == -1 ||
+		    !same_d(json.data, (int)json.len, d)))
 			continue;
 		if (versions_push(vs, sqlite3_column_blob(stmt, 0),
 		    sqlite3_column_int64(stmt, 1)) == -1)
 			break;
 	}
+	buf_free(&json);
 	store_stmt_done(stmt);
 	if (rc != SQLITE_DONE) {
 		if (rc != SQLITE_ROW)

@@ -27,6 +27,7 @@
 #include "nostr/event.h"
 #include "nostr/filter.h"
 #include "store/events.h"
+#include "store/rowjson.h"
 #include "store/rules.h"
 #include "store/scan.h"
 #include "store/store.h"
@@ -199,7 +200,8 @@ load_json(struct store *st, int64_t rowid, struct buf *out)
 	sqlite3_stmt	*stmt;
 	int		 rc, ret = 0;
 
-	stmt = store_stmt(st, "SELECT json FROM events WHERE rowid = ?1");
+	stmt = store_stmt(st, "SELECT " STORE_ROW_JSON_COLS("") " FROM events "
+	    "WHERE rowid = ?1");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_int64(stmt, 1, rowid) != SQLITE_OK) {
@@ -209,8 +211,7 @@ load_json(struct store *st, int64_t rowid, struct buf *out)
 	buf_reset(out);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
-		ret = buf_append(out, sqlite3_column_text(stmt, 0),
-		    (size_t)sqlite3_column_bytes(stmt, 0)) == 0 ? 1 : -1;
+		ret = store_row_json(stmt, 0, out) == 0 ? 1 : -1;
 	else if (rc != SQLITE_DONE) {
 		log_warnx("store: scan json: %s", sqlite3_errmsg(store_db(st)));
 		ret = -1;

@@ -24,12 +24,15 @@
  * index events_replaceable (migration 009) serves only a query whose
  * WHERE holds its condition word for word: EVENTS_SQL_REPLACEABLE("kind"),
  * or with the column named through a table alias ("k.kind").
+ * EVENTS_SQL_NEWEST_REPLACEABLE reads STORE_ROW_JSON_COLS (store/rowjson.h)
+ * then created_at.
  */
 #define EVENTS_SQL_REPLACEABLE(k)					\
 	"(" k " = 0 OR " k " = 3 OR (" k " >= 10000 AND " k " < 20000) "	\
 	"OR (" k " >= 30000 AND " k " < 40000))"
 #define EVENTS_SQL_NEWEST_REPLACEABLE					\
-	"SELECT json, created_at FROM events WHERE pubkey = ?1 AND "	\
+	"SELECT json, packed, id, pubkey, created_at FROM events "	\
+	"WHERE pubkey = ?1 AND "					\
 	"kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind") " "		\
 	"ORDER BY created_at DESC, id ASC LIMIT 1"
 /*
@@ -68,6 +71,7 @@ enum store_cache_id {
 	STORE_CACHE_NAMES,		/* store/names.c */
 	STORE_CACHE_WITHDRAWN,		/* store/withdrawn.c */
 	STORE_CACHE_RULES,		/* store/rules.c */
+	STORE_CACHE_ROWJSON,		/* store/rowjson.c */
 	STORE_CACHES
 };
 struct store_cache {

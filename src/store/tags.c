@@ -9,6 +9,7 @@
 #include "core/hex.h"
 #include "core/limits.h"
 #include "core/log.h"
+#include "store/rowjson.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 #include "store/tags.h"
@@ -146,14 +147,15 @@ store_tags_ready(struct store *st)
 /* Index the events of rowids [next, end], at most max; *last the last read. */
 static int
 fill_rows(struct store *st, int64_t next, int64_t end, size_t max,
-    int64_t *last, size_t *nread)
+    int64_t *last, size_t *nread, struct buf *json)
 {
 	sqlite3_stmt	*stmt;
 	cJSON		*obj;
 	int		 rc;
 
-	stmt = store_stmt(st, "SELECT rowid, created_at, json FROM events "
-	    "WHERE rowid >= ?1 AND rowid <= ?2 ORDER BY rowid LIMIT ?3");
+	stmt = store_stmt(st, "SELECT rowid, created_at, "
+	    STORE_ROW_JSON_COLS("") " FROM events WHERE rowid >= ?1 AND "
+	    "rowid <= ?2 ORDER BY rowid LIMIT ?3");
 	if (stmt == NULL)
 		return -1;
 	if (sqlite3_bind_int64(stmt, 1, next) != SQLITE_OK ||
@@ -166,8 +168,9 @@ fill_rows(struct store *st, int64_t next, int64_t end, size_t max,
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		*last = sqlite3_column_int64(stmt, 0);
 		(*nread)++;
-		obj = cJSON_ParseWithLength((const char *)sqlite3_column_text(
-		    stmt, 2), (size_t)sqlite3_column_bytes(stmt, 2));
+		buf_reset(json);
+		obj = store_row_json(stmt, 2, json) == -1 ? NULL :
+		    cJSON_ParseWithLength((const char *)json->data, json->len);
 		rc = store_tags_insert(st, *last, sqlite3_column_int64(stmt, 1),
 		    cJSON_GetObjectItemCaseSensitive(obj, "tags"));
 		cJSON_Delete(obj);
@@ -187,9 +190,10 @@ fill_rows(struct store *st, int64_t next, int64_t end, size_t max,
 int
 store_tags_fill_step(struct store *st, size_t max_events, int64_t *left)
 {
-	int64_t	next, end, last = 0;
-	size_t	nread;
-	int	rc;
+	struct buf	json;
+	int64_t		next, end, last = 0;
+	size_t		nread;
+	int		rc;
 
 	if ((rc = store_fill_pos(st, "tags_fill", &next, &end)) != 1) {
 		if (left != NULL)
@@ -198,7 +202,10 @@ store_tags_fill_step(struct store *st, size_t max_events, int64_t *left)
 	}
 	if (store_begin(st) == -1)
 		return -1;
-	if (fill_rows(st, next, end, max_events, &last, &nread) == -1) {
+	buf_init(&json, EVENT_SERIAL_MAX_BYTES);
+	rc = fill_rows(st, next, end, max_events, &last, &nread, &json);
+	buf_free(&json);
+	if (rc == -1) {
 		store_rollback(st);
 		return -1;
 	}

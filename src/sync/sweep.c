@@ -2,7 +2,8 @@
  * sweep.c — the rules' steps on the loop (sweep.h): two timers, one for
  * expirations (armed at the next one the store holds) and one for the
  * bounded work that comes in rounds (a vanished author's purge, the
- * conversion of an older store). Which events go is the store's rules'
+ * conversion of an older store to the rules, then of its rows to the
+ * packed form, store/rowjson.c). Which events go is the store's rules'
  * (store/rules.c); nothing here decides it.
  *
  * A step runs inside ingest's batch (opened for it when none is), never
@@ -17,6 +18,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "nostr/event.h"
+#include "store/events.h"
 #include "store/rules.h"
 #include "store/store.h"
 #include "store/withdrawn.h"
@@ -104,7 +106,28 @@ work_schedule(struct sweep *sw, uint64_t delay_ms)
 	sw->work_timer = loop_timer_add(sw->loop, delay_ms, work_tick, sw);
 }
 
-/* One step of the conversion, else of a purge. 1 more to do, 0, -1. */
+/* One step of packing an older store's rows. 1 more to do, 0, -1. */
+static int
+pack_step(struct sweep *sw)
+{
+	int64_t	left;
+	int	rc;
+
+	if ((rc = store_pack_step(sw->st, SWEEP_PACK_ROWS, &left)) == 1 &&
+	    left % (SWEEP_PACK_ROWS * 100) < SWEEP_PACK_ROWS)
+		log_info("sweep: packing the store's older rows: %lld left",
+		    (long long)left);
+	if (rc == 0 && sw->stats.pack_left != 0)
+		log_info("sweep: every stored row is packed");
+	if (rc >= 0)
+		sw->stats.pack_left = left;
+	return rc;
+}
+
+/*
+ * One step of the conversion to the rules, else of packing rows, else
+ * of a purge. 1 more to do, 0, -1.
+ */
 static int
 work_step(struct sweep *sw)
 {
@@ -121,6 +144,8 @@ work_step(struct sweep *sw)
 	if (sw->stats.fill_left != 0)
 		log_info("sweep: the store follows the authors' rules");
 	sw->stats.fill_left = 0;
+	if ((rc = pack_step(sw)) != 0)
+		return rc;
 	rc = store_rules_vanish_step(sw->st, SWEEP_STEP_ROWS, &removed);
 	if (rc >= 0)
 		sw->stats.vanished += (uint64_t)removed;

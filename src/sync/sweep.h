@@ -2,7 +2,7 @@
  * sweep.h — the authors' rules' work on the loop (store/rules.h): events
  * are removed at their NIP-40 expiration, a vanished author's history
  * (NIP-62) is purged, and a store made before the rules is brought to
- * them once. Each runs in bounded steps inside ingest's batch, as
+ * them once, and its rows are packed (store/rowjson.c). Each runs in bounded steps inside ingest's batch, as
  * retention's do, so the loop never waits long and the removals commit
  * with the batch.
  *
@@ -25,6 +25,7 @@ struct sweep_stats {
 	uint64_t	expired;	/* events removed at their expiration */
 	uint64_t	vanished;	/* events of vanished authors removed */
 	int64_t		fill_left;	/* rows of an older store still to convert */
+	int64_t		pack_left;	/* of its rows still to pack (last step's count) */
 	int64_t		vanish_pending;	/* requests to vanish still being purged */
 };
 

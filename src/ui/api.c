@@ -286,6 +286,9 @@ static const struct metric_def metric_defs[] = {
 	    "1, labelled with the store's state (ok or damaged)."),
 	COUNTER("store.evicted", "cachebox_store_evicted_total",
 	    "Events retention evicted to keep the store under its budget."),
+	GAUGE("store.pack_left", "cachebox_store_pack_left",
+	    "Rows of an older store not yet packed (they are served all the "
+	    "same)."),
 	GAUGE("store.max_bytes", "cachebox_store_max_bytes",
 	    "The store's budget (store.max_bytes), bytes."),
 	GAUGE("relays[].state", "cachebox_relay_state",

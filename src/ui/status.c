@@ -129,7 +129,7 @@ static void
 add_store(cJSON *root, struct store *st)
 {
 	cJSON	*s = cJSON_AddObjectToObject(root, "store");
-	int64_t	 count, bytes;
+	int64_t	 count, bytes, left;
 
 	if (store_events_totals(st, &count, &bytes) == -1)
 		count = bytes = 0;
@@ -137,6 +137,10 @@ add_store(cJSON *root, struct store *st)
 	cJSON_AddNumberToObject(s, "bytes", (double)bytes);
 	cJSON_AddStringToObject(s, "state", store_damaged(st) ? "damaged" :
 	    "ok");
+	/* Rows an older store wrote as text, not yet packed (migration 015). */
+	if ((left = store_pack_left(st)) < 0)
+		left = 0;
+	cJSON_AddNumberToObject(s, "pack_left", (double)left);
 }
 
 /* Retention's state and what it evicted since start, under "store". */

@@ -27,6 +27,8 @@ import sys
 import urllib.parse
 import urllib.request
 
+import rowjson
+
 REASON_UNTIL = "relay ignores until"
 REASON_BURST = "same-second burst over the relay cap"
 
@@ -189,8 +191,8 @@ def main():
 
     if args.stored_out:
         with open(args.stored_out, "w") as f:
-            for (j,) in db.execute("SELECT json FROM events"):
-                f.write(j + "\n")
+            for row in db.execute(f"SELECT {rowjson.COLS} FROM events"):
+                f.write(rowjson.row_json(*row) + "\n")
     print(json.dumps({"stored": len(stored), "pageable": len(want),
                       "complete": complete_n, "incomplete": incomplete_n,
                       "total": total}))

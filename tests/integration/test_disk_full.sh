@@ -53,10 +53,12 @@ print(f"    want {len(want)}, have {len(have)}, missing {len(want - have)}")
 sys.exit(0 if want <= have and len(want) == 20000 else 1)
 PY
 check "event_totals equals the rows and their bytes" python3 - "$D/cachebox.db" <<'PY'
-import sqlite3, sys
+import os, sqlite3, sys
+sys.path.insert(0, os.path.join(os.environ["CACHEBOX_TESTS"], "integration"))
+from rowjson import size_sql
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=30)
 t = db.execute("SELECT count, bytes FROM event_totals").fetchone()
-r = db.execute("SELECT count(*), coalesce(sum(length(CAST(json AS BLOB))), 0) "
+r = db.execute("SELECT count(*), coalesce(sum(" + size_sql() + "), 0) "
                "FROM events").fetchone()
 print(f"    totals {t}, rows {r}")
 sys.exit(0 if tuple(t) == tuple(r) else 1)

@@ -35,12 +35,14 @@ log_count() { grep -c -- "$1" "$T/d.log" || true; }
 # with its copy from before; prints "name value" lines into $T/v.
 verify() {
 	python3 - "$1/cachebox.db" "$2/cachebox.db" "$3" >"$T/v" <<'PY'
-import sqlite3, sys
+import os, sqlite3, sys
+sys.path.insert(0, os.path.join(os.environ["CACHEBOX_TESTS"], "integration"))
+from rowjson import size_sql
 before = sqlite3.connect(sys.argv[1], timeout=10)
 after = sqlite3.connect(sys.argv[2], timeout=10)
 target = int(sys.argv[3])
 PROTECTED = (0, 3, 10002)
-q = ("SELECT e.id, e.created_at, e.kind, length(CAST(e.json AS BLOB)), "
+q = ("SELECT e.id, e.created_at, e.kind, " + size_sql("e.") + ", "
      "EXISTS (SELECT 1 FROM inbox i WHERE i.event_id = e.id) "
      "FROM events e ORDER BY e.created_at, e.id")
 rows = before.execute(q).fetchall()
@@ -59,7 +61,7 @@ for rid, at, kind, n, queued in rows:
 gone = [(r[0], r[1]) for r in rows if r[0] not in ids_after]
 prot = [r for r in rows if r[2] in PROTECTED]
 queued = [r for r in rows if r[4]]
-cnt, size = after.execute("SELECT count(*), coalesce(sum(length(CAST(json AS BLOB))), 0) FROM events").fetchone()
+cnt, size = after.execute("SELECT count(*), coalesce(sum(" + size_sql() + "), 0) FROM events").fetchone()
 tc, tb = after.execute("SELECT count, bytes FROM event_totals").fetchone()
 newest_gone = max(((at, rid) for rid, at in gone), default=None)
 left = after.execute("SELECT count(*) FROM events e WHERE e.kind NOT IN (0, 3, 10002) "

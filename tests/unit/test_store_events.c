@@ -31,6 +31,7 @@
 #include "nostr/filter.h"
 #include "nostr/key.h"
 #include "store/events.h"
+#include "store/rowjson.h"
 #include "store/rules.h"
 #include "store/store.h"
 #include "store/store_sql.h"
@@ -151,8 +152,8 @@ test_totals_follow_transactions(void **state)
 	assert_int_equal(put(fx, 5, 0xaa, 1, 104, "{}", false), 1);
 	assert_int_equal(fixture_int(fx, "SELECT count FROM event_totals"), 3);
 	assert_int_equal(fixture_int(fx, "SELECT count(*) FROM events"), 3);
-	assert_int_equal(fixture_int(fx, "SELECT sum(length(CAST(json AS BLOB))) "
-	    "FROM events"), 18);
+	assert_int_equal(fixture_int(fx, "SELECT sum(" STORE_ROW_JSON_BYTES("")
+	    ") FROM events"), 18);
 	assert_int_equal(store_totals_add(fx->st, 1, 1), -1);
 }
 
