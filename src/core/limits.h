@@ -418,6 +418,8 @@
 #define STORE_SCAN_ROWS			1024		/* rows one scan buffers over all its filters' index streams (48 bytes each) */
 #define SCAN_STREAM_ROWS_MAX		256		/* rows one index stream of a scan buffers at most */
 #define STORE_SCAN_MAX_STREAMS		1024		/* index streams one filter is split into; past it the filter is read in time order */
+#define STORE_SCAN_STEP_MS		50		/* a scan step (one read transaction) ends after this long whatever rows it has left, so it holds neither the loop nor a checkpoint of the WAL longer, ms */
+#define SCAN_CLOCK_ROWS			64		/* rows a scan step examines between two looks at the clock */
 #define TAGS_FILL_STEP_EVENTS		500		/* stored events one background step of the tag index reads */
 #define TAGS_FILL_GAP_MS		20		/* pause between two such steps, ms */
 #define TAGS_MAX_PER_EVENT		EVENT_MAX_TAGS	/* index rows one event may add */
