@@ -407,6 +407,7 @@
 #define RELAYD_NEG_MAX_MS		60000		/* a session open this long is closed, however often it is fed (a reconciliation of NEG_MAX_ITEMS takes a few rounds), ms */
 #define RELAYD_NEG_IDLE_MS		30000		/* a session the client leaves without a NEG-MSG this long after our answer is closed, ms */
 #define RELAYD_NEG_FRAME_BYTES		(64 * 1024)	/* frame-size limit of our NEG-MSG answers, bytes (binary) */
+#define RELAYD_EVENT_HEAD_MAX		(16 + 6 * RELAY_SUBID_MAX) /* bytes of ["EVENT","subid", with every byte of the id escaped */
 #define RELAYD_NOTICE_MAX		256		/* bytes of a NOTICE, CLOSED or OK message we write */
 #define RELAYD_CHALLENGE_BYTES		16		/* random bytes of a NIP-42 challenge (hex on the wire) */
 #define RELAYD_AUTH_WINDOW_S		600		/* an AUTH event's created_at within this of now, s */
