@@ -3,9 +3,10 @@
  *
  * Owns each filter's plan, its index streams with their keyset cursors
  * and small row buffers, and the merge. It never keeps a statement
- * stepping across a callback or a step (every statement is reset before
- * rows are handed out, so no read transaction outlives a step and the
- * WAL can be checkpointed between steps), never examines more rows in a
+ * stepping across a step (a lone one-stream filter's statement runs while
+ * its rows are handed out, direct_step; every other statement is reset
+ * before rows are handed out), so no read transaction outlives a step and
+ * the WAL can be checkpointed between steps; it never examines more rows in a
  * step than it was given (plus the one probe that found the budget
  * spent; an ids filter's primary-key probes, at most FILTER_MAX_IDS, are
  * made in its first step whatever the budget), and never buffers more
