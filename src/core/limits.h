@@ -408,6 +408,7 @@
 #define RELAYD_NEG_MAX_MS		60000		/* a session open this long is closed, however often it is fed (a reconciliation of NEG_MAX_ITEMS takes a few rounds), ms */
 #define RELAYD_NEG_IDLE_MS		30000		/* a session the client leaves without a NEG-MSG this long after our answer is closed, ms */
 #define RELAYD_NEG_FRAME_BYTES		(64 * 1024)	/* frame-size limit of our NEG-MSG answers, bytes (binary) */
+#define RELAYD_EVENT_HEAD_MAX		(16 + 6 * RELAY_SUBID_MAX) /* bytes of ["EVENT","subid", with every byte of the id escaped */
 #define RELAYD_NOTICE_MAX		256		/* bytes of a NOTICE, CLOSED or OK message we write */
 #define RELAYD_CHALLENGE_BYTES		16		/* random bytes of a NIP-42 challenge (hex on the wire) */
 #define RELAYD_AUTH_WINDOW_S		600		/* an AUTH event's created_at within this of now, s */
@@ -419,6 +420,8 @@
 #define STORE_SCAN_ROWS			1024		/* rows one scan buffers over all its filters' index streams (48 bytes each) */
 #define SCAN_STREAM_ROWS_MAX		256		/* rows one index stream of a scan buffers at most */
 #define STORE_SCAN_MAX_STREAMS		1024		/* index streams one filter is split into; past it the filter is read in time order */
+#define STORE_SCAN_STEP_MS		50		/* a scan step (one read transaction) ends after this long whatever rows it has left, so it holds neither the loop nor a checkpoint of the WAL longer, ms */
+#define SCAN_CLOCK_ROWS			64		/* rows a scan step examines between two looks at the clock */
 #define TAGS_FILL_STEP_EVENTS		500		/* stored events one background step of the tag index reads */
 #define TAGS_FILL_GAP_MS		20		/* pause between two such steps, ms */
 #define TAGS_MAX_PER_EVENT		EVENT_MAX_TAGS	/* index rows one event may add */

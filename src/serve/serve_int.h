@@ -94,6 +94,8 @@ struct sub {
 	int64_t			 after;		/* CATCHUP: last rowid seen */
 	uint64_t		 count;		/* COUNT: so far */
 	size_t			 sent_in_slice;
+	char			 head[RELAYD_EVENT_HEAD_MAX]; /* ["EVENT","id", */
+	size_t			 headlen;	/* 0 until the first EVENT */
 	/* NIP-77 */
 	const struct sub_hooks	*hooks;		/* neg.c's */
 	struct neg_storage	 items;

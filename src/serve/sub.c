@@ -283,6 +283,23 @@ sub_close_msg(struct client *c, const char *subid)
 
 /* ---- sending events ---------------------------------------------------- */
 
+/*
+ * The start of s's EVENT messages, written once: every event of a REQ
+ * then costs two copies into the frame, not a formatted id. 0 or -1.
+ */
+static int
+event_head(struct sub *s)
+{
+	struct buf	*f = &s->c->srv->frame;
+
+	buf_reset(f);
+	if (wire_event_head(f, s->id) == -1 || f->len > sizeof(s->head))
+		return -1;
+	memcpy(s->head, f->data, f->len);
+	s->headlen = f->len;
+	return 0;
+}
+
 /* Send json as an EVENT of s. 0 to go on, 1 when the client is full. */
 static int
 send_event(struct sub *s, const char *json, size_t len, bool live)
@@ -290,8 +307,10 @@ send_event(struct sub *s, const char *json, size_t len, bool live)
 	struct serve	*srv = s->c->srv;
 	int		 rc;
 
+	if (s->headlen == 0 && event_head(s) == -1)
+		return 0;
 	buf_reset(&srv->frame);
-	if (wire_event(&srv->frame, s->id, json, len) == -1)
+	if (wire_event_tail(&srv->frame, s->head, s->headlen, json, len) == -1)
 		return 0;	/* larger than any frame: skipped */
 	if ((rc = client_send_frame(s->c)) == -1)
 		return 1;

@@ -347,11 +347,33 @@ undo(struct buf *out, size_t was)
 }
 
 int
+wire_event_head(struct buf *out, const char *subid)
+{
+	size_t	was = out->len;
+
+	if (open_sub(out, "EVENT", subid) == -1 || buf_putc(out, ',') == -1)
+		return undo(out, was);
+	return 0;
+}
+
+int
+wire_event_tail(struct buf *out, const char *head, size_t hlen,
+    const char *json, size_t len)
+{
+	size_t	was = out->len;
+
+	if (buf_append(out, head, hlen) == -1 ||
+	    buf_append(out, json, len) == -1 || buf_putc(out, ']') == -1)
+		return undo(out, was);
+	return 0;
+}
+
+int
 wire_event(struct buf *out, const char *subid, const char *json, size_t len)
 {
 	size_t	was = out->len;
 
-	if (open_sub(out, "EVENT", subid) == -1 || buf_putc(out, ',') == -1 ||
+	if (wire_event_head(out, subid) == -1 ||
 	    buf_append(out, json, len) == -1 || buf_putc(out, ']') == -1)
 		return undo(out, was);
 	return 0;

@@ -78,6 +78,13 @@ const char *wire_type_name(enum wire_type);
  */
 int	wire_event(struct buf *out, const char *subid, const char *json,
 	    size_t len);
+/*
+ * The same in two parts, for a subscription that sends many: its head
+ * ["EVENT","subid", once, then each event after a copy of it.
+ */
+int	wire_event_head(struct buf *out, const char *subid);
+int	wire_event_tail(struct buf *out, const char *head, size_t hlen,
+	    const char *json, size_t len);
 int	wire_eose(struct buf *out, const char *subid);
 int	wire_closed(struct buf *out, const char *subid, const char *msg);
 int	wire_notice(struct buf *out, const char *msg);

@@ -3,9 +3,10 @@
  *
  * Owns each filter's plan, its index streams with their keyset cursors
  * and small row buffers, and the merge. It never keeps a statement
- * stepping across a callback or a step (every statement is reset before
- * rows are handed out, so no read transaction outlives a step and the
- * WAL can be checkpointed between steps), never examines more rows in a
+ * stepping across a step (a lone one-stream filter's statement runs while
+ * its rows are handed out, direct_step; every other statement is reset
+ * before rows are handed out), so no read transaction outlives a step and
+ * the WAL can be checkpointed between steps; it never examines more rows in a
  * step than it was given (plus the one probe that found the budget
  * spent; an ids filter's primary-key probes, at most FILTER_MAX_IDS, are
  * made in its first step whatever the budget), and never buffers more
@@ -64,6 +65,7 @@ struct fscan {
 	enum plan		 plan;
 	size_t			 tag;		/* PLAN_TAGS: f->tags[tag] */
 	bool			 json_check;	/* "#x" checked on the JSON */
+	bool			 direct;	/* one stream, handed out as read */
 	bool			 ready;		/* streams made, buffers given */
 	bool			 done;
 	uint64_t		 left;		/* rows it may still give */
@@ -86,6 +88,7 @@ struct store_scan {
 	uint64_t		 examined;
 	size_t			 budget;	/* rows left in this step */
 	int64_t			 now;		/* wall seconds of this step */
+	uint64_t		 began_ms;	/* monotonic start of this step */
 	int			 tags_ready;
 	struct buf		 json;
 };
@@ -191,7 +194,7 @@ heap_pop_row(struct fscan *fs)
 /* ---- rows ---------------------------------------------------------------- */
 
 /*
- * The JSON of the row at rowid into s->json: 1, 0 when the row is gone
+ * The JSON of the row at rowid into out: 1, 0 when the row is gone
  * (evicted since it was seen), -1 on error.
  */
 static int
@@ -220,16 +223,13 @@ load_json(struct store *st, int64_t rowid, struct buf *out)
 	return ret;
 }
 
-/* Whether the stored event at rowid passes f's "#x" conditions. */
+/* Whether the event in json passes f's "#x" conditions: 1 or 0. */
 static int
-json_tags_match(struct store *st, struct buf *json, int64_t rowid,
-    const struct filter *f)
+tags_match(const struct buf *json, const struct filter *f)
 {
 	struct event	ev;
 	int		rc;
 
-	if ((rc = load_json(st, rowid, json)) != 1)
-		return rc;
 	event_init(&ev);
 	if (event_parse(&ev, (const char *)json->data, json->len,
 	    EVENT_MAX_BYTES_CEILING) != EVENT_OK) {
@@ -241,10 +241,24 @@ json_tags_match(struct store *st, struct buf *json, int64_t rowid,
 	return rc;
 }
 
+/* Whether the stored event at rowid passes f's "#x" conditions. */
+static int
+json_tags_match(struct store *st, struct buf *json, int64_t rowid,
+    const struct filter *f)
+{
+	int	rc;
+
+	if ((rc = load_json(st, rowid, json)) != 1)
+		return rc;
+	return tags_match(json, f);
+}
+
 /*
  * What a statement's current row says: rowid, created_at, id, pubkey,
  * kind, expires_at (-1: none).
  */
+#define SCAN_COL_JSON	6	/* after them: the JSON, when asked for */
+
 struct cols {
 	struct store_scan_row	 row;
 	uint8_t			 pubkey[32];
@@ -282,12 +296,13 @@ cols_servable(struct store *st, const struct cols *c, int64_t now)
 
 /*
  * Whether a row read by fs's plan matches its filter: the conditions the
- * plan did not cover, from the columns, then "#x" from the JSON. 1, 0, or
- * -1 on error.
+ * plan did not cover, from the columns, then "#x" from the JSON (left in
+ * s->json): the JSON columns of stmt's row (SCAN_COL_JSON) when stmt is
+ * not NULL, else read by rowid. 1, 0, or -1 on error.
  */
 static int
 row_accept(struct store_scan *s, const struct fscan *fs,
-    const struct cols *c)
+    const struct cols *c, sqlite3_stmt *stmt)
 {
 	const struct filter	*f = fs->f;
 
@@ -303,7 +318,11 @@ row_accept(struct store_scan *s, const struct fscan *fs,
 		return rc;
 	if (!fs->json_check)
 		return 1;
-	return json_tags_match(s->st, &s->json, c->row.rowid, f);
+	if (stmt == NULL)
+		return json_tags_match(s->st, &s->json, c->row.rowid, f);
+	if (store_row_json(stmt, SCAN_COL_JSON, &s->json) == -1)
+		return -1;
+	return tags_match(&s->json, f);
 }
 
 /* ---- plans --------------------------------------------------------------- */
@@ -437,6 +456,28 @@ plan_time(struct fscan *fs)
 	fs->json_check = fs->f->ntags > 0;
 }
 
+/*
+ * Whether fs's plan reads one stream: a lone filter's rows can then be
+ * handed out as they are read (direct_step).
+ */
+static bool
+plan_one_stream(const struct fscan *fs)
+{
+	switch (fs->plan) {
+	case PLAN_TIME:
+	case PLAN_REPLACEABLE:
+		return true;
+	case PLAN_AUTHORS:
+		return fs->f->nauthors * author_streams(fs->f) == 1;
+	case PLAN_TAGS:
+		return fs->f->tags[fs->tag].nvalues == 1;
+	case PLAN_IDS:
+	case PLAN_NONE:
+		break;
+	}
+	return false;
+}
+
 static void
 plan_choose(struct store_scan *s, struct fscan *fs)
 {
@@ -467,6 +508,7 @@ plan_choose(struct store_scan *s, struct fscan *fs)
 		fs->json_check = f->ntags > 0;
 	} else
 		plan_time(fs);
+	fs->direct = s->n == 1 && plan_one_stream(fs);
 }
 
 /* ---- setting a filter up (resumable: it spends the step's budget) ----- */
@@ -520,7 +562,7 @@ setup_ids(struct store_scan *s, struct fscan *fs)
 		}
 		if (!ok)
 			continue;
-		if ((rc = row_accept(s, fs, &c)) == -1)
+		if ((rc = row_accept(s, fs, &c, NULL)) == -1)
 			return -1;
 		if (rc == 0)
 			continue;
@@ -592,6 +634,8 @@ setup_buffers(struct fscan *fs, size_t nf)
 	if ((fs->plan == PLAN_TIME || fs->plan == PLAN_REPLACEABLE) &&
 	    fs->nstreams == 0 && stream_add(fs) == NULL)
 		return -1;
+	if (fs->direct)
+		return 0;	/* its rows go out as they are read */
 	fs->heap = calloc(fs->nstreams ? fs->nstreams : 1, sizeof(size_t));
 	fs->pending = calloc(fs->nstreams ? fs->nstreams : 1, sizeof(size_t));
 	if (fs->heap == NULL || fs->pending == NULL)
@@ -649,24 +693,57 @@ fscan_setup(struct store_scan *s, struct fscan *fs)
 
 /* ---- refilling a stream --------------------------------------------------- */
 
+/*
+ * Each plan's page after a keyset cursor, its columns those of struct
+ * cols and x after them: "" for a buffered page, the JSON for a direct
+ * read.
+ */
+#define SCAN_SQL_TAGS(x)						\
+	"SELECT e.rowid, e.created_at, e.id, e.pubkey, e.kind, "	\
+	"e.expires_at" x " FROM event_tags t JOIN events e ON e.rowid = "	\
+	"t.ev AND e.created_at = t.created_at WHERE t.name = ?1 AND "	\
+	"t.value = ?2 AND t.created_at <= ?3 AND t.created_at >= ?4 AND "	\
+	"(t.created_at < ?3 OR e.id > ?5) ORDER BY t.created_at DESC, "	\
+	"e.id ASC LIMIT ?6"
+/* Every replaceable row, sorted: a few per author. */
+#define SCAN_SQL_REPLACEABLE(x)						\
+	"SELECT rowid, created_at, id, pubkey, kind, expires_at" x " FROM "	\
+	"events INDEXED BY events_replaceable WHERE "			\
+	EVENTS_SQL_REPLACEABLE("kind") " AND created_at <= ?3 AND "	\
+	"created_at >= ?4 AND (created_at < ?3 OR id > ?5) ORDER BY "	\
+	"created_at DESC, id ASC LIMIT ?6"
+#define SCAN_SQL_TIME(x)						\
+	"SELECT rowid, created_at, id, pubkey, kind, expires_at" x " FROM "	\
+	"events WHERE created_at <= ?3 AND created_at >= ?4 AND "	\
+	"(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "	\
+	"LIMIT ?6"
+#define SCAN_X_JSON	", " STORE_ROW_JSON_COLS("")
+
 static const char *const refill_sql[] = {
 	[PLAN_AUTHORS] = SCAN_SQL_AUTHOR,
-	[PLAN_TAGS] = "SELECT e.rowid, e.created_at, e.id, e.pubkey, e.kind, "
-	    "e.expires_at FROM event_tags t JOIN events e ON e.rowid = t.ev AND "
-	    "e.created_at = t.created_at WHERE t.name = ?1 AND t.value = ?2 "
-	    "AND t.created_at <= ?3 AND t.created_at >= ?4 AND (t.created_at "
-	    "< ?3 OR e.id > ?5) ORDER BY t.created_at DESC, e.id ASC LIMIT ?6",
-	/* Every replaceable row, sorted: a few per author. */
-	[PLAN_REPLACEABLE] = "SELECT rowid, created_at, id, pubkey, kind, "
-	    "expires_at FROM events INDEXED BY events_replaceable WHERE "
-	    EVENTS_SQL_REPLACEABLE("kind") " AND created_at <= ?3 AND "
-	    "created_at >= ?4 AND (created_at < ?3 OR id > ?5) ORDER BY "
-	    "created_at DESC, id ASC LIMIT ?6",
-	[PLAN_TIME] = "SELECT rowid, created_at, id, pubkey, kind, "
-	    "expires_at FROM events WHERE created_at <= ?3 AND created_at >= ?4 AND "
-	    "(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "
-	    "LIMIT ?6",
+	[PLAN_TAGS] = SCAN_SQL_TAGS(""),
+	[PLAN_REPLACEABLE] = SCAN_SQL_REPLACEABLE(""),
+	[PLAN_TIME] = SCAN_SQL_TIME(""),
 };
+
+static const char *const direct_sql[] = {
+	[PLAN_AUTHORS] = SCAN_SQL_AUTHOR_X(SCAN_X_JSON),
+	[PLAN_TAGS] = SCAN_SQL_TAGS(", " STORE_ROW_JSON_COLS("e.")),
+	[PLAN_REPLACEABLE] = SCAN_SQL_REPLACEABLE(SCAN_X_JSON),
+	[PLAN_TIME] = SCAN_SQL_TIME(SCAN_X_JSON),
+};
+
+/* The statement of sm's pages, with the JSON columns when json. */
+static sqlite3_stmt *
+stream_stmt(struct store_scan *s, const struct fscan *fs,
+    const struct stream *sm, bool json)
+{
+	if (fs->plan == PLAN_AUTHORS && sm->kind != STREAM_ANY_KIND)
+		return store_stmt(s->st, json ? SCAN_SQL_AUTHOR_REPLACEABLE_X(
+		    SCAN_X_JSON) : SCAN_SQL_AUTHOR_REPLACEABLE);
+	return store_stmt(s->st, json ? direct_sql[fs->plan] :
+	    refill_sql[fs->plan]);
+}
 
 static int
 refill_bind(struct fscan *fs, struct stream *sm, sqlite3_stmt *stmt,
@@ -703,6 +780,43 @@ refill_bind(struct fscan *fs, struct stream *sm, sqlite3_stmt *stmt,
 }
 
 /*
+ * Take stmt's current row into c and move sm's cursor past it: whether it
+ * is one fs gives (1, 0, or -1). stmt has the JSON columns when json (a
+ * "#x" check then reads them instead of the row again).
+ */
+static int
+stream_row(struct store_scan *s, struct fscan *fs, struct stream *sm,
+    sqlite3_stmt *stmt, bool json, struct cols *c)
+{
+	if (cols_read(stmt, c) == -1)
+		return 0;
+	sm->cur_at = c->row.created_at;
+	memcpy(sm->cur_id, c->row.id, 32);
+	sm->started = true;
+	/* A replaceable kind of the filter has a stream of its own. */
+	if (fs->plan == PLAN_AUTHORS && sm->kind == STREAM_ANY_KIND &&
+	    (fs->f->has & FILTER_HAS_KINDS) && store_kind_replaceable(c->kind))
+		return 0;
+	return row_accept(s, fs, c, json ? stmt : NULL);
+}
+
+/* Count got rows read against the step; -1 with the error logged. */
+static int
+stream_read_end(struct store_scan *s, sqlite3_stmt *stmt, int64_t got,
+    int rc, int acc)
+{
+	store_stmt_done(stmt);
+	s->examined += (uint64_t)got;
+	s->budget -= (size_t)got < s->budget ? (size_t)got : s->budget;
+	if (acc == -1 || (rc != SQLITE_DONE && rc != SQLITE_ROW)) {
+		if (acc != -1)
+			log_warnx("store: scan: %s", sqlite3_errmsg(store_db(s->st)));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Read the next page of stream i after its cursor: at most its buffer's
  * rows and the step's budget. Every row read moves the cursor; the ones
  * that match are buffered. 0 or -1.
@@ -717,9 +831,7 @@ refill(struct store_scan *s, struct fscan *fs, struct stream *sm)
 
 	if (limit > (int64_t)s->budget)
 		limit = s->budget > 0 ? (int64_t)s->budget : 1;
-	if ((stmt = store_stmt(s->st, fs->plan == PLAN_AUTHORS && sm->kind !=
-	    STREAM_ANY_KIND ? SCAN_SQL_AUTHOR_REPLACEABLE :
-	    refill_sql[fs->plan])) == NULL)
+	if ((stmt = stream_stmt(s, fs, sm, false)) == NULL)
 		return -1;
 	if (refill_bind(fs, sm, stmt, limit) == -1) {
 		store_bind_fail(s->st, stmt, "scan");
@@ -727,33 +839,79 @@ refill(struct store_scan *s, struct fscan *fs, struct stream *sm)
 	}
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		got++;
-		if (cols_read(stmt, &c) == -1)
-			continue;
-		sm->cur_at = c.row.created_at;
-		memcpy(sm->cur_id, c.row.id, 32);
-		sm->started = true;
-		/* The JSON a "#x" check reads is a statement of its own. */
-		/* A replaceable kind of the filter has a stream of its own. */
-		if (fs->plan == PLAN_AUTHORS && sm->kind == STREAM_ANY_KIND &&
-		    (fs->f->has & FILTER_HAS_KINDS) &&
-		    store_kind_replaceable(c.kind))
-			acc = 0;
-		else if ((acc = row_accept(s, fs, &c)) == -1)
+		if ((acc = stream_row(s, fs, sm, stmt, false, &c)) == -1)
 			break;
 		if (acc == 1)
 			sm->rows[sm->count++] = c.row;
 	}
-	store_stmt_done(stmt);
-	s->examined += (uint64_t)got;
-	s->budget -= (size_t)got < s->budget ? (size_t)got : s->budget;
-	if (acc == -1 || (rc != SQLITE_DONE && rc != SQLITE_ROW)) {
-		if (acc != -1)
-			log_warnx("store: scan: %s", sqlite3_errmsg(store_db(s->st)));
+	if (stream_read_end(s, stmt, got, rc, acc) == -1)
 		return -1;
-	}
 	if (got < limit)
 		sm->exhausted = true;
 	return 0;
+}
+
+/*
+ * Whether the step has run STORE_SCAN_STEP_MS, looked at every
+ * SCAN_CLOCK_ROWS rows examined.
+ */
+static bool
+step_late(const struct store_scan *s, int64_t rows)
+{
+	return rows % SCAN_CLOCK_ROWS == 0 &&
+	    clock_mono_ms() - s->began_ms >= STORE_SCAN_STEP_MS;
+}
+
+/*
+ * A direct filter's step: its one stream read and handed out row by row
+ * from one statement, each event's JSON from the row the index walk
+ * reached, where the buffered path keeps rows and looks each one up again
+ * by rowid to hand it out (a second b-tree descent per event). The
+ * statement is reset before the step returns, so nothing outlives the
+ * step's read transaction. 0 complete, 1 more, -1.
+ */
+static int
+direct_step(struct store_scan *s, struct fscan *fs, store_scan_cb cb,
+    void *arg)
+{
+	struct stream	*sm = &fs->streams[0];
+	bool		 json = s->o.with_json || fs->json_check;
+	sqlite3_stmt	*stmt;
+	struct cols	 c;
+	int64_t		 limit = (int64_t)s->budget, got = 0;
+	int		 rc = SQLITE_ROW, acc = 0, stop = 0;
+
+	if (limit == 0)
+		return 1;
+	if ((stmt = stream_stmt(s, fs, sm, json)) == NULL)
+		return -1;
+	if (refill_bind(fs, sm, stmt, limit) == -1) {
+		store_bind_fail(s->st, stmt, "scan");
+		return -1;
+	}
+	while (!stop && fs->left > 0 && !(got > 0 && step_late(s, got)) &&
+	    (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		got++;
+		if ((acc = stream_row(s, fs, sm, stmt, json, &c)) == -1)
+			break;
+		if (acc == 0)
+			continue;
+		if (s->o.with_json && !fs->json_check &&
+		    (acc = store_row_json(stmt, SCAN_COL_JSON, &s->json)) == -1)
+			break;
+		fs->left--;
+		stop = cb(arg, &c.row, s->o.with_json ? (const char *)
+		    s->json.data : NULL, s->o.with_json ? s->json.len : 0);
+	}
+	if (stream_read_end(s, stmt, got, rc, acc) == -1)
+		return -1;
+	/* LIMIT ends the statement too: only fewer rows say it is all. */
+	if ((rc == SQLITE_DONE && got < limit) || fs->left == 0) {
+		fs->done = true;
+		fscan_release(fs);
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -863,9 +1021,15 @@ scan_step(struct store_scan *s, size_t max_rows, store_scan_cb cb,
 {
 	const struct store_scan_row	*best;
 	struct store_scan_row		 row;
+	int64_t				 handed = 0;
 	int				 rc, stop = 0, found = 1;
 
 	s->budget = max_rows;
+	if (s->n == 1 && s->fs[0].direct && !s->fs[0].done) {
+		if (!s->fs[0].ready && fscan_setup(s, &s->fs[0]) == -1)
+			return -1;
+		return direct_step(s, &s->fs[0], cb, arg);
+	}
 	for (;;) {
 		if ((rc = prime_all(s)) != 0)
 			return rc;
@@ -880,7 +1044,7 @@ scan_step(struct store_scan *s, size_t max_rows, store_scan_cb cb,
 			stop = cb(arg, &row, s->o.with_json ? (const char *)
 			    s->json.data : NULL, s->o.with_json ? s->json.len : 0);
 		advance_all(s, &row, found == 1);
-		if (stop || s->budget == 0)
+		if (stop || s->budget == 0 || step_late(s, ++handed))
 			return 1;
 	}
 }
@@ -889,7 +1053,12 @@ scan_step(struct store_scan *s, size_t max_rows, store_scan_cb cb,
  * A step's page reads and its events' JSON share one read transaction: a
  * statement run outside one opens and ends its own (a WAL lock and a look
  * at the WAL index each), which for the JSON of every event cost more than
- * the read itself (tests/bench/relay_serve.sh).
+ * the read itself (tests/bench/relay_serve.sh). The transaction ends with
+ * the step, and a step is bounded by the rows its caller gives it and by
+ * STORE_SCAN_STEP_MS: while it is open no checkpoint can copy the WAL
+ * past its snapshot nor restart the WAL (a `cacheboxctl export` runs in
+ * another process, beside the daemon's checkpoints), and on a cold SD
+ * card the rows alone, each a random read, would not bound the time.
  */
 int
 store_scan_step(struct store_scan *s, size_t max_rows, store_scan_cb cb,
@@ -899,6 +1068,7 @@ store_scan_step(struct store_scan *s, size_t max_rows, store_scan_cb cb,
 	int	rc;
 
 	s->now = clock_wall_s();
+	s->began_ms = clock_mono_ms();
 	rc = scan_step(s, max_rows, cb, arg);
 	store_read_end(s->st, opened);
 	return rc;

@@ -39,20 +39,23 @@
  * store/scan.c's author streams, newest first after a keyset cursor
  * (created_at, id): an author's events of every kind, and one
  * replaceable kind of an author. Every scan reads the same columns
- * (struct cols in scan.c).
+ * (struct cols in scan.c), and x adds more after them ("" for none; a
+ * scan that hands the rows out as it reads them adds the event's JSON).
  */
-#define SCAN_SQL_AUTHOR							\
-	"SELECT rowid, created_at, id, pubkey, kind, expires_at FROM "	\
+#define SCAN_SQL_AUTHOR_X(x)						\
+	"SELECT rowid, created_at, id, pubkey, kind, expires_at" x " FROM "	\
 	"events WHERE "							\
 	"pubkey = ?1 AND created_at <= ?3 AND created_at >= ?4 AND "	\
 	"(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "	\
 	"LIMIT ?6"
-#define SCAN_SQL_AUTHOR_REPLACEABLE					\
-	"SELECT rowid, created_at, id, pubkey, kind, expires_at FROM "	\
+#define SCAN_SQL_AUTHOR_REPLACEABLE_X(x)				\
+	"SELECT rowid, created_at, id, pubkey, kind, expires_at" x " FROM "	\
 	"events WHERE "							\
 	"pubkey = ?1 AND kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind") " "	\
 	"AND created_at <= ?3 AND created_at >= ?4 AND (created_at < ?3 "	\
 	"OR id > ?5) ORDER BY created_at DESC, id ASC LIMIT ?6"
+#define SCAN_SQL_AUTHOR			SCAN_SQL_AUTHOR_X("")
+#define SCAN_SQL_AUTHOR_REPLACEABLE	SCAN_SQL_AUTHOR_REPLACEABLE_X("")
 #define EVENTS_SQL_AUTHOR_ITEMS						\
 	"SELECT created_at, id FROM events WHERE pubkey = ?1 AND "	\
 	"created_at >= ?2 AND (?3 < 0 OR created_at <= ?3) "		\

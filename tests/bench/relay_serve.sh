@@ -12,6 +12,11 @@
 # box's store written by store_event_insert with the JSON ingest would
 # write, the npm relay's through its repository's upsert). Prints figures;
 # judges nothing.
+# The stream workload is one filter read in time order: store/scan.c hands
+# its rows out as its statement reads them (direct_step), so it measures the
+# serve path with one read transaction and one row lookup per event. A first
+# round after the data was generated or moved out of the page cache is
+# cold: compare rounds, not one round against another's warm figure.
 #
 #   tests/bench/relay_serve.sh [EVENTS [BUILD_DIR]]     (default 1000000, build)
 #

@@ -593,6 +593,46 @@ test_evict_keeps_index(void **state)
 	assert_true(fixture_int(fx, "SELECT count(*) FROM event_tags") > 100);
 }
 
+/*
+ * A lone filter's rows go out as they are read (direct_step): events
+ * evicted between two steps are not handed out, and the rest comes after
+ * the last row handed out, each once, with its JSON.
+ */
+static void
+test_direct_evicted(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_scan_opts	 o = { .no_limit = true, .with_json = true };
+	struct store_scan	*s;
+	struct filter		 f;
+	struct got		 g = { .json_ok = 1 };
+	char			 err[128], hex[65], sql[256];
+	int64_t			 count, bytes, evicted, left;
+	int			 rc;
+
+	assert_int_equal(filter_parse_text(&f, "{}", 2, err, sizeof(err)), 0);
+	assert_non_null(s = store_scan_new(fx->st, &f, 1, &o));
+	assert_int_equal(store_scan_step(s, 100, collect, &g), 1);
+	assert_int_equal(g.n, 100);
+	assert_int_equal(store_events_totals(fx->st, &count, &bytes), 0);
+	assert_int_equal(store_events_evict(fx->st, bytes / 2, &evicted), 1);
+	assert_true(evicted > 0);
+	assert_int_equal(hex_encode(g.rows[99].id, 32, hex, sizeof(hex)), 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM events WHERE "
+	    "created_at < %lld OR (created_at = %lld AND id > x'%s')",
+	    (long long)g.rows[99].created_at,
+	    (long long)g.rows[99].created_at, hex);
+	left = fixture_int(fx, sql);
+	while ((rc = store_scan_step(s, 37, collect, &g)) == 1)
+		;
+	assert_int_equal(rc, 0);
+	assert_int_equal((int64_t)g.n, 100 + left);
+	assert_true(g.json_ok);
+	store_scan_free(s);
+	free(g.rows);
+	filter_free(&f);
+}
+
 int
 main(void)
 {
@@ -604,6 +644,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fill,
 		    setup_world, teardown_world),
 		cmocka_unit_test_setup_teardown(test_snapshot_and_after,
+		    setup_world, teardown_world),
+		cmocka_unit_test_setup_teardown(test_direct_evicted,
 		    setup_world, teardown_world),
 		cmocka_unit_test_setup_teardown(test_evict_keeps_index,
 		    setup_world, teardown_world),
