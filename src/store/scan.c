@@ -259,6 +259,14 @@ json_tags_match(struct store *st, struct buf *json, int64_t rowid,
  */
 #define SCAN_COL_JSON	6	/* after them: the JSON, when asked for */
 
+/* The JSON columns of stmt's current row into out, replacing it: 0 or -1. */
+static int
+cols_json(sqlite3_stmt *stmt, struct buf *out)
+{
+	buf_reset(out);
+	return store_row_json(stmt, SCAN_COL_JSON, out);
+}
+
 struct cols {
 	struct store_scan_row	 row;
 	uint8_t			 pubkey[32];
@@ -320,7 +328,7 @@ row_accept(struct store_scan *s, const struct fscan *fs,
 		return 1;
 	if (stmt == NULL)
 		return json_tags_match(s->st, &s->json, c->row.rowid, f);
-	if (store_row_json(stmt, SCAN_COL_JSON, &s->json) == -1)
+	if (cols_json(stmt, &s->json) == -1)
 		return -1;
 	return tags_match(&s->json, f);
 }
@@ -897,7 +905,7 @@ direct_step(struct store_scan *s, struct fscan *fs, store_scan_cb cb,
 		if (acc == 0)
 			continue;
 		if (s->o.with_json && !fs->json_check &&
-		    (acc = store_row_json(stmt, SCAN_COL_JSON, &s->json)) == -1)
+		    (acc = cols_json(stmt, &s->json)) == -1)
 			break;
 		fs->left--;
 		stop = cb(arg, &c.row, s->o.with_json ? (const char *)
