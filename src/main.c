@@ -31,6 +31,7 @@
 #include "relay/pool.h"
 #include "serve/serve.h"
 #include "store/checkpoint.h"
+#include "store/ckpt_proc.h"
 #include "store/config_store.h"
 #include "store/store.h"
 #include "sync/backup.h"
@@ -438,6 +439,8 @@ start_sync(struct app *app)
 	/* Without it SQLite checkpoints inside the commits, as before. */
 	if ((app->ckpt = store_ckpt_new(app->loop, app->store, 0)) == NULL)
 		log_warnx("store: checkpoints stay inside the commits");
+	else if (store_ckpt_use_process(app->ckpt) == -1)
+		log_warnx("store: checkpoints stay in the loop");
 	o.conf.dns = app->dns;
 	o.conf.ca_file = config_get(app->cfg, "tls.ca_file");
 	o.conf.key = &app->key;
@@ -659,6 +662,9 @@ main(int argc, char **argv)
 	 */
 	umask(077);
 	log_init(stderr, LOG_LEVEL_INFO);
+	/* The checkpoint process: the daemon's binary run again (ckpt_proc.h). */
+	if (argc > 1 && strcmp(argv[1], CKPT_PROC_ARG) == 0)
+		return ckpt_proc_main(argc, argv);
 	app_config_lend_checks();
 	if (parse_args(argc, argv, &o) == -1) {
 		free(o.sets);

@@ -75,6 +75,9 @@
 #define STORE_WAL_CHECKPOINT_PAGES	16000		/* WAL pages past which a commit checkpoints (wal_autocheckpoint) */
 #define STORE_CKPT_SETTLE_MS		300		/* between the steps of the daemon's checkpoint (store/checkpoint.h): the copied pages are written out meanwhile, ms */
 #define STORE_WAL_CATCH_UP_PAGES	32000		/* WAL pages past which a commit copies the whole WAL at once (a steady import leaves the steps no turn between transactions, and the WAL would not restart) */
+#define STORE_CKPT_HOLD_MS		2000		/* an import waits at most this long for the checkpoint process's copy that lets the WAL restart, ms */
+#define STORE_CKPT_PROC_RESTART_MS	1000		/* after the checkpoint process died, the next one starts this much later (the loop's own steps checkpoint meanwhile), ms */
+#define STORE_CKPT_PROC_STOP_MS		5000		/* at the daemon's stop, the checkpoint process is given this long to finish its copy before SIGKILL, ms */
 #define STORE_PAGE_BYTES		4096		/* page size of a new database (an existing one keeps its own), bytes */
 #define STORE_MAX_PATH			4096		/* bytes of DIR/cachebox.db */
 #define STORE_MAX_TX_DEPTH		16		/* nested transaction levels (savepoints) */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "store/checkpoint.h"
+#include "store/ckpt_proc.h"
 #include "store/store.h"
 #include "store/store_sql.h"
 
@@ -41,6 +43,15 @@ struct store_ckpt {
 	uint64_t		 since_ms;	/* the phase's start */
 	int			 wal_fd, db_fd;	/* -1: not found */
 	bool			 db_out;	/* step 2's pages asked out */
+	bool			 use_proc;	/* copies by the checkpoint process */
+	struct ckpt_proc	*proc;		/* NULL: not running */
+	bool			 asked;		/* a request in flight */
+	int			 last_log;	/* WAL frames its last copy saw */
+	uint64_t		 answered_ms;	/* its last reply */
+	uint64_t		 restart_ms;	/* the next start, when down */
+	bool			 hold;		/* writers asked to wait */
+	uint64_t		 hold_ms;	/* since */
+	int64_t			 proc_bytes;	/* written by the ones gone */
 	struct store_ckpt_stats	 stats;
 	struct log_rl		 rl;
 };
@@ -86,7 +97,8 @@ write_out(int fd)
 
 /*
  * The whole WAL copied and synced at once by the store's own connection,
- * from the WAL hook: the steps in flight are dropped.
+ * from the WAL hook: the steps in flight are dropped. Not while the
+ * checkpoint process holds the copy (the call would find it busy).
  */
 static void
 ckpt_catch_up(struct store_ckpt *ck, sqlite3 *db)
@@ -110,6 +122,32 @@ ckpt_catch_up(struct store_ckpt *ck, sqlite3 *db)
 	if (ck->stats.left == 0) {
 		ck->stats.completions++;
 		ck->frames = 0;
+		ck->last_log = 0;
+	}
+}
+
+/*
+ * A commit with the checkpoint process up. The WAL restarts only when a
+ * transaction begins on a WAL copied whole, and under an import's steady
+ * batches the process's copies always end inside a transaction, the next
+ * one open already: the WAL passed a GB in 200,000 events. Once a copy
+ * has taken the WAL up to a commit past the limit, writers that can wait
+ * (an import) are asked to hold until the process has copied what the
+ * commits since added (store_ckpt_holding); the next transaction then
+ * restarts the WAL. Past the catch-up mark, with the process idle, the
+ * loop copies what is left itself (the drain's writers do not hold).
+ */
+static void
+proc_committed(struct store_ckpt *ck)
+{
+	if (ck->frames >= ck->catch_up && !ck->asked) {
+		ckpt_catch_up(ck, store_db(ck->st));
+		return;
+	}
+	if (!ck->hold && ck->frames >= ck->pages && ck->last_log > 0 &&
+	    ck->stats.left == 0) {
+		ck->hold = true;
+		ck->hold_ms = loop_now_ms(ck->loop);
 	}
 }
 
@@ -121,6 +159,10 @@ ckpt_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	char			 wal[STORE_MAX_PATH + 8];
 
 	(void)name;
+	if (frames < ck->frames) {
+		ck->last_log = 0;	/* the WAL restarted */
+		ck->hold = false;
+	}
 	ck->frames = frames;
 	ck->committed = true;
 	if (ck->wal_fd == -1) {
@@ -139,21 +181,132 @@ ckpt_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	 * the commit and before the next transaction, as SQLite's own
 	 * checkpoint does: one long turn, the WAL bounded.
 	 */
-	if (frames >= ck->catch_up)
+	if (ck->proc != NULL)
+		proc_committed(ck);
+	else if (frames >= ck->catch_up)
 		ckpt_catch_up(ck, db);
 	return SQLITE_OK;
+}
+
+/* The checkpoint process is gone: its pipe closed, it reaped. */
+static void
+proc_down(struct store_ckpt *ck, uint64_t now_ms)
+{
+	loop_fd_del(ck->loop, ckpt_proc_fd(ck->proc));
+	ckpt_proc_stop(ck->proc);
+	ck->proc = NULL;
+	ck->asked = false;
+	ck->hold = false;
+	ck->proc_bytes = ck->stats.proc_write_bytes;
+	ck->stats.proc_deaths++;
+	ck->restart_ms = now_ms + STORE_CKPT_PROC_RESTART_MS;
+	log_rl(&ck->rl, LOG_LEVEL_WARN, "store: the checkpoint process is "
+	    "gone; another starts in %d ms", STORE_CKPT_PROC_RESTART_MS);
+}
+
+/* One reply of the checkpoint process, as ckpt_run's own result. */
+static void
+proc_reply(struct store_ckpt *ck, const struct ckpt_proc_reply *r,
+    uint64_t now_ms)
+{
+	ck->asked = false;
+	ck->answered_ms = now_ms;
+	if (r->write_bytes >= 0)
+		ck->stats.proc_write_bytes = ck->proc_bytes + r->write_bytes;
+	if ((r->rc != SQLITE_OK && r->rc != SQLITE_BUSY) || r->log < 0) {
+		ck->stats.failures++;
+		log_rl(&ck->rl, LOG_LEVEL_WARN, "store: checkpoint process: "
+		    "%s", sqlite3_errstr(r->rc));
+		return;
+	}
+	ck->last_log = r->log;
+	ck->stats.copied = r->done;
+	ck->stats.left = r->log > r->done ? r->log - r->done : 0;
+	if (ck->stats.left == 0)
+		ck->stats.completions++;
+	else
+		ck->stats.copies++;
+	if (ck->hold && ck->stats.left == 0 && r->log >= ck->frames)
+		ck->hold = false;	/* copied whole: the next one restarts */
+}
+
+static void
+proc_readable(struct loop *loop, int fd, short revents, void *arg)
+{
+	struct store_ckpt	*ck = arg;
+	struct ckpt_proc_reply	 r;
+	int			 got;
+
+	(void)fd;
+	(void)revents;
+	while ((got = ckpt_proc_read(ck->proc, &r)) == 1)
+		proc_reply(ck, &r, loop_now_ms(loop));
+	if (got == -1)
+		proc_down(ck, loop_now_ms(loop));
+}
+
+static int
+proc_start(struct store_ckpt *ck)
+{
+	if ((ck->proc = ckpt_proc_start(store_path(ck->st))) == NULL)
+		return -1;
+	if (loop_fd_add(ck->loop, ckpt_proc_fd(ck->proc), POLLIN,
+	    proc_readable, ck) == -1) {
+		ckpt_proc_stop(ck->proc);
+		ck->proc = NULL;
+		return -1;
+	}
+	/* The loop's own steps in flight are dropped: the process copies. */
+	if (ck->phase == CKPT_SEATED)
+		sqlite3_exec(ck->snap, "COMMIT", NULL, NULL, NULL);
+	ck->phase = CKPT_IDLE;
+	ck->stats.proc_starts++;
+	return 0;
+}
+
+/*
+ * A turn with the checkpoint process up: a request once the WAL is past
+ * the limit, again at once while commits grow it past what the last copy
+ * saw, and STORE_CKPT_SETTLE_MS after one a reader held back. A hold
+ * ends after STORE_CKPT_HOLD_MS whatever the process did.
+ */
+static void
+proc_turn(struct store_ckpt *ck, uint64_t now_ms)
+{
+	if (ck->hold && now_ms - ck->hold_ms >= STORE_CKPT_HOLD_MS) {
+		ck->hold = false;
+		ck->stats.hold_timeouts++;
+	}
+	if (ck->asked || ck->frames < ck->pages || store_damaged(ck->st))
+		return;
+	if (ck->frames <= ck->last_log && (ck->stats.left == 0 ||
+	    now_ms - ck->answered_ms < STORE_CKPT_SETTLE_MS))
+		return;
+	if (ckpt_proc_ask(ck->proc) == -1) {
+		proc_down(ck, now_ms);
+		return;
+	}
+	ck->asked = true;
 }
 
 static void
 ckpt_hook(struct loop *loop, void *arg)
 {
 	struct store_ckpt	*ck = arg;
+	uint64_t		 now = loop_now_ms(loop);
 
+	if (ck->use_proc && ck->proc == NULL && now >= ck->restart_ms &&
+	    proc_start(ck) == -1)
+		ck->restart_ms = now + STORE_CKPT_PROC_RESTART_MS;
+	if (ck->proc != NULL) {
+		proc_turn(ck, now);
+		return;
+	}
 	if (ck->committed) {
 		ck->committed = false;	/* that turn had its commit */
 		return;
 	}
-	store_ckpt_step(ck, loop_now_ms(loop));
+	store_ckpt_step(ck, now);
 }
 
 static sqlite3 *
@@ -216,6 +369,10 @@ store_ckpt_free(struct store_ckpt *ck)
 		return;
 	if (ck->loop != NULL)
 		loop_hook_del(ck->loop, ckpt_hook, ck);
+	if (ck->proc != NULL) {
+		loop_fd_del(ck->loop, ckpt_proc_fd(ck->proc));
+		ckpt_proc_stop(ck->proc);
+	}
 	sqlite3_wal_autocheckpoint(store_db(ck->st), STORE_WAL_CHECKPOINT_PAGES);
 	if (ck->phase == CKPT_SEATED)
 		sqlite3_exec(ck->snap, "COMMIT", NULL, NULL, NULL);
@@ -316,6 +473,27 @@ store_ckpt_step(struct store_ckpt *ck, uint64_t now_ms)
 		ckpt_complete(ck);
 		break;
 	}
+}
+
+int
+store_ckpt_use_process(struct store_ckpt *ck)
+{
+	if (ck->loop == NULL || proc_start(ck) == -1)
+		return -1;
+	ck->use_proc = true;
+	return 0;
+}
+
+bool
+store_ckpt_holding(const struct store_ckpt *ck)
+{
+	return ck != NULL && ck->hold;
+}
+
+pid_t
+store_ckpt_process_pid(const struct store_ckpt *ck)
+{
+	return ck->proc != NULL ? ckpt_proc_pid(ck->proc) : 0;
 }
 
 void

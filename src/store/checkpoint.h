@@ -26,6 +26,8 @@
 #ifndef CACHEBOX_STORE_CHECKPOINT_H
 #define CACHEBOX_STORE_CHECKPOINT_H
 
+#include <sys/types.h>
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -38,6 +40,10 @@ struct store_ckpt_stats {
 	uint64_t	failures;	/* a checkpoint call that failed */
 	uint64_t	catch_ups;	/* the whole WAL at once after a commit, past twice the limit */
 	int		copied, left;	/* WAL frames the last call copied and left */
+	uint64_t	proc_starts;	/* checkpoint processes started */
+	uint64_t	proc_deaths;	/* ... and found gone (killed, crashed) */
+	int64_t		proc_write_bytes; /* the bytes they wrote (the kernel's count) */
+	uint64_t	hold_timeouts;	/* holds that ended unanswered */
 };
 
 /*
@@ -55,6 +61,20 @@ void	store_ckpt_set_catch_up(struct store_ckpt *, int frames);
  */
 struct store_ckpt	*store_ckpt_new(struct loop *, struct store *, int pages);
 void			 store_ckpt_free(struct store_ckpt *);
+/*
+ * Hand the copies to a checkpoint process (store/ckpt_proc.h), which the
+ * loop's hook starts again STORE_CKPT_PROC_RESTART_MS after it is found
+ * gone; meanwhile the three steps run in the loop. 0, or -1 (logged) if
+ * it cannot start or there is no loop. Its pid, or 0 when it is down.
+ */
+int			 store_ckpt_use_process(struct store_ckpt *);
+pid_t			 store_ckpt_process_pid(const struct store_ckpt *);
+/*
+ * Whether a writer that can wait (an import) should not begin its next
+ * transaction yet: the checkpoint process is copying the last commits so
+ * that the WAL restarts (checkpoint.c, proc_committed). False for NULL.
+ */
+bool			 store_ckpt_holding(const struct store_ckpt *);
 
 /*
  * One step, at most, of the three, at the monotonic time now_ms. The loop

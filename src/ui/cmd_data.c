@@ -11,8 +11,10 @@
 #include "app.h"
 #include "core/limits.h"
 #include "serve/serve.h"
+#include "store/checkpoint.h"
 #include "sync/backup.h"
 #include "sync/import.h"
+#include "sync/ingest.h"
 #include "ui/cmd_data.h"
 #include "ui/commands.h"
 #include "ui/ctlsock.h"
@@ -138,11 +140,23 @@ stream_end(void *session)
 	return import_end(session);
 }
 
-/* An import waits while the relay's clients have not taken what it sent. */
+/*
+ * An import waits while the relay's clients have not taken what it sent,
+ * and while the checkpoint process copies the WAL's last commits so that
+ * the WAL restarts: its open batch is committed first, so that no
+ * transaction is open meanwhile.
+ */
 static bool
 stream_busy(void *arg)
 {
-	return serve_backlogged(((struct app *)arg)->serve);
+	struct app	*app = arg;
+
+	if (store_ckpt_holding(app->ckpt)) {
+		if (ingest_tx_open(app->ingest))
+			(void)ingest_flush(app->ingest);
+		return true;
+	}
+	return serve_backlogged(app->serve);
 }
 
 void

@@ -15,6 +15,7 @@
 #include "core/loop.h"
 #include "core/minring.h"
 #include "relay/pool.h"
+#include "store/checkpoint.h"
 #include "store/cursors.h"
 #include "store/events.h"
 #include "store/history.h"
@@ -78,7 +79,7 @@ status_io_write_bytes(const char *path)
 
 /*
  * The write budget: bytes written since start, from the kernel's count
- * when there is one ("proc"), else the pages the store wrote ("sqlite",
+ * when there is one ("proc", the checkpoint processes' own included), else the pages the store wrote ("sqlite",
  * a floor: it leaves out WAL checkpoints and every file but the store),
  * and per event stored since start (null before the first).
  */
@@ -95,7 +96,8 @@ add_writes(cJSON *root, const struct app *app)
 	if (bytes < 0) {
 		bytes = store_pages_written_bytes(app->store);
 		source = "sqlite";
-	}
+	} else if (app->ckpt != NULL)
+		bytes += store_ckpt_stats(app->ckpt)->proc_write_bytes;
 	if (app->ingest != NULL)
 		stored = ingest_stats(app->ingest)->stored;
 	cJSON_AddNumberToObject(w, "bytes", (double)bytes);
@@ -606,6 +608,31 @@ add_loop(cJSON *root, const struct app *app)
 	}
 }
 
+/*
+ * The WAL's checkpoints since start: whether the checkpoint process is
+ * up, how often one was started and found gone, complete copies, the
+ * loop's own catch-ups, and failed calls.
+ */
+static void
+add_checkpoint(cJSON *root, const struct app *app)
+{
+	const struct store_ckpt_stats	*s;
+	cJSON				*o;
+
+	if (app->ckpt == NULL ||
+	    (o = cJSON_AddObjectToObject(root, "checkpoint")) == NULL)
+		return;
+	s = store_ckpt_stats(app->ckpt);
+	cJSON_AddBoolToObject(o, "process",
+	    store_ckpt_process_pid(app->ckpt) != 0);
+	cJSON_AddNumberToObject(o, "process_starts", (double)s->proc_starts);
+	cJSON_AddNumberToObject(o, "process_deaths", (double)s->proc_deaths);
+	cJSON_AddNumberToObject(o, "completions", (double)s->completions);
+	cJSON_AddNumberToObject(o, "catch_ups", (double)s->catch_ups);
+	cJSON_AddNumberToObject(o, "hold_timeouts", (double)s->hold_timeouts);
+	cJSON_AddNumberToObject(o, "failures", (double)s->failures);
+}
+
 /* What the store and memory are measured against (ARCHITECTURE.md §10). */
 static void
 add_budgets(cJSON *root, struct app *app)
@@ -655,6 +682,7 @@ status_json(struct app *app)
 	add_retention(root, app);
 	add_budgets(root, app);
 	add_loop(root, app);
+	add_checkpoint(root, app);
 	add_negentropy(root, app);
 	add_jobs(root, app);
 	add_sections(root, app);

@@ -84,5 +84,6 @@ except ValueError:
 print("written:", st.get("writes", {}).get("bytes_per_stored_event"),
       "bytes per stored event")
 print("loop:", json.dumps(st.get("loop", "(no turn counts in this daemon's status)")))
+print("checkpoint:", json.dumps(st.get("checkpoint", "(no checkpoint counts in this daemon's status)")))
 PY
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
