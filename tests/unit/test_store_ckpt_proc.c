@@ -1,0 +1,214 @@
+/*
+ * test_store_ckpt_proc.c — the checkpoint process (store/ckpt_proc.c) on a
+ * real store and a real loop: the copy is the child's (the loop copies
+ * nothing itself) and the next commit restarts the WAL; a commit past the
+ * limit after a copy asks writers to hold until the child has copied it;
+ * a child killed with SIGKILL is reaped, another child starts and
+ * checkpoints in its stead, and every row is
+ * there and the file sound afterwards. This binary is also the child: its
+ * main runs ckpt_proc_main when asked, as cacheboxd's does.
+ */
+#define _XOPEN_SOURCE 700	/* nftw */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/limits.h"
+#include "core/loop.h"
+#include "store/checkpoint.h"
+#include "store/ckpt_proc.h"
+#include "store/store.h"
+#include "store/store_sql.h"
+
+#include "store_fixture.h"
+
+#define PAGES	64		/* the test's WAL limit */
+#define TURNS	100000		/* turns waited for a condition, at most */
+
+/* One transaction of n rows of 3,000 bytes (about n pages). */
+static void
+write_rows(struct fixture *fx, int n)
+{
+	char	sql[128];
+
+	snprintf(sql, sizeof(sql), "WITH RECURSIVE c(i) AS (SELECT 1 UNION "
+	    "ALL SELECT i + 1 FROM c WHERE i < %d) INSERT INTO ckpt_t "
+	    "SELECT randomblob(3000) FROM c", n);
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(store_exec(fx->st, sql), 0);
+	assert_int_equal(store_commit(fx->st), 0);
+}
+
+/* Rows and integrity as a fresh connection sees them. */
+static void
+check_file(struct fixture *fx, int64_t rows)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*q;
+
+	assert_int_equal(sqlite3_open_v2(store_path(fx->st), &db,
+	    SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM ckpt_t",
+	    -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int64(q, 0), rows);
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1,
+	    &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(q, 0), "ok");
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+}
+
+/* Turns of l until the checkpoints completed reach n. */
+static void
+wait_completions(struct loop *l, struct store_ckpt *ck, uint64_t n)
+{
+	int	i;
+
+	for (i = 0; i < TURNS && store_ckpt_stats(ck)->completions < n; i++)
+		assert_int_equal(loop_run_once(l, 100), 0);
+	assert_true(store_ckpt_stats(ck)->completions >= n);
+}
+
+/* Past the limit, the child copies; the next commit restarts the WAL. */
+static void
+test_copies(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_ckpt	*ck;
+	struct loop		*l;
+	int			 i, grown;
+
+	assert_non_null(l = loop_new());
+	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
+	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	assert_int_equal(store_ckpt_use_process(ck), 0);
+	assert_true(store_ckpt_process_pid(ck) > 0);
+	for (i = 0; i < 8; i++)
+		write_rows(fx, 16);
+	grown = store_ckpt_frames(ck);
+	assert_true(grown >= PAGES);
+	wait_completions(l, ck, 1);
+	/* The loop's steps and catch-ups copied nothing. */
+	assert_int_equal(store_ckpt_phase(ck), 0);
+	assert_int_equal(store_ckpt_stats(ck)->catch_ups, 0);
+	assert_int_equal(store_ckpt_stats(ck)->failures, 0);
+	assert_int_equal(store_ckpt_stats(ck)->copied, grown);
+	assert_int_equal(store_ckpt_frames(ck), grown);
+	write_rows(fx, 4);
+	assert_true(store_ckpt_frames(ck) < PAGES);
+	check_file(fx, 8 * 16 + 4);
+	store_ckpt_free(ck);
+	loop_free(l);
+}
+
+/*
+ * A commit after a whole copy with the WAL still past the limit: writers
+ * that can wait hold until the child copied it too; the next commit then
+ * restarts the WAL.
+ */
+static void
+test_hold(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_ckpt	*ck;
+	struct loop		*l;
+	int			 i;
+
+	assert_non_null(l = loop_new());
+	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
+	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	assert_int_equal(store_ckpt_use_process(ck), 0);
+	for (i = 0; i < 8; i++)
+		write_rows(fx, 16);
+	/* A read held open keeps the next commit from restarting the WAL. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(fixture_int(fx, "SELECT count(*) FROM ckpt_t"),
+	    8 * 16);
+	wait_completions(l, ck, 1);
+	assert_false(store_ckpt_holding(ck));
+	assert_int_equal(store_exec(fx->st, "INSERT INTO ckpt_t "
+	    "VALUES (randomblob(3000))"), 0);
+	assert_int_equal(store_commit(fx->st), 0);
+	assert_true(store_ckpt_frames(ck) > PAGES);	/* not restarted */
+	assert_true(store_ckpt_holding(ck));
+	for (i = 0; i < TURNS && store_ckpt_holding(ck); i++)
+		assert_int_equal(loop_run_once(l, 100), 0);
+	assert_false(store_ckpt_holding(ck));
+	assert_int_equal(store_ckpt_stats(ck)->completions, 2);
+	assert_int_equal(store_ckpt_stats(ck)->hold_timeouts, 0);
+	write_rows(fx, 4);
+	assert_true(store_ckpt_frames(ck) < PAGES);
+	check_file(fx, 8 * 16 + 1 + 4);
+	store_ckpt_free(ck);
+	loop_free(l);
+}
+
+/* A child killed: reaped, and another started, which copies. */
+static void
+test_killed(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_ckpt	*ck;
+	struct loop		*l;
+	pid_t			 pid;
+	int			 i;
+
+	assert_non_null(l = loop_new());
+	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
+	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	assert_int_equal(store_ckpt_use_process(ck), 0);
+	assert_true((pid = store_ckpt_process_pid(ck)) > 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	for (i = 0; i < TURNS && store_ckpt_stats(ck)->proc_deaths == 0; i++)
+		assert_int_equal(loop_run_once(l, 100), 0);
+	assert_int_equal(store_ckpt_stats(ck)->proc_deaths, 1);
+	assert_int_equal(store_ckpt_process_pid(ck), 0);
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);	/* reaped */
+	assert_int_equal(errno, ECHILD);
+
+	/* Another child, after STORE_CKPT_PROC_RESTART_MS. */
+	for (i = 0; i < TURNS && store_ckpt_process_pid(ck) == 0; i++)
+		assert_int_equal(loop_run_once(l, 100), 0);
+	assert_true(store_ckpt_process_pid(ck) > 0);
+	assert_int_not_equal(store_ckpt_process_pid(ck), pid);
+	assert_int_equal(store_ckpt_stats(ck)->proc_starts, 2);
+
+	/* It copies the WAL; the next commit restarts it. */
+	for (i = 0; i < 8; i++)
+		write_rows(fx, 16);
+	assert_true(store_ckpt_frames(ck) >= PAGES);
+	wait_completions(l, ck, 1);
+	assert_int_equal(store_ckpt_stats(ck)->catch_ups, 0);
+	write_rows(fx, 4);
+	assert_true(store_ckpt_frames(ck) < PAGES);
+	check_file(fx, 8 * 16 + 4);
+	store_ckpt_free(ck);
+	loop_free(l);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_copies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed, setup, teardown),
+	};
+
+	if (argc > 1 && strcmp(argv[1], CKPT_PROC_ARG) == 0)
+		return ckpt_proc_main(argc, argv);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
