@@ -24,9 +24,11 @@
 # pwrite64(2), by file, and for the database by page: a WAL frame is charged
 # to the page number in its header, a checkpoint write to the page at its
 # offset (shim/write_trace.c). At exit, after the database was closed (the
-# close checkpoints), it also records the process's /proc/self/io.
+# close checkpoints), it also records the process's /proc/self/io. The
+# daemon's checkpoint process (run with the same environment) records its
+# own, and the figures are the two added up.
 #   - "write_bytes" is the kernel's figure, the one an SD card sees: pages
-#     this process dirtied (a page written twice before writeback counts
+#     the processes dirtied (a page written twice before writeback counts
 #     once; the mmap()ed -shm file counts too). The ratio is write_bytes /
 #     bytes of event JSON stored (event_totals, the canonical JSON).
 #   - The split is of the bytes handed to the kernel: WAL frames (header
@@ -101,24 +103,27 @@ def one_run(daemon, state):
     io, wal, dbw, files, frames = {}, {}, {}, {}, []
     r = {"rc": rc, "wall": wall, "commits": 0, "walhdr": 0, "frames": 0,
          "fsyncs": 0}
+    # One block of lines per process (the daemon and its checkpoint
+    # process): added up.
     for line in open(out):
         f = line.split()
         if f[0] == "io":
-            io[f[1]] = int(f[2])
+            io[f[1]] = io.get(f[1], 0) + int(f[2])
         elif f[0] == "wal_commits":
-            r["commits"] = int(f[1])
+            r["commits"] += int(f[1])
         elif f[0] == "wal_header":
-            r["walhdr"] = int(f[1])
+            r["walhdr"] += int(f[1])
         elif f[0] in ("wal", "db"):
-            (wal if f[0] == "wal" else dbw)[int(f[1])] = int(f[2])
+            d = wal if f[0] == "wal" else dbw
+            d[int(f[1])] = d.get(int(f[1]), 0) + int(f[2])
             if f[0] == "wal":
                 r["frames"] += int(f[3])
         elif f[0] == "file":
-            files[f[1]] = int(f[2])
+            files[f[1]] = files.get(f[1], 0) + int(f[2])
         elif f[0] == "fsync":
             r["fsyncs"] += int(f[2])
         elif f[0] == "frames":
-            frames = f[1:]
+            frames += f[1:]
     db = sqlite3.connect(f"file:{state}/cachebox.db?mode=ro", uri=True)
     owner = dict((p, n) for n, p in db.execute("SELECT name, pageno FROM dbstat"))
     fam = family(db)

@@ -19,7 +19,9 @@
  * its dirty pages appear only in /proc's write_bytes.
  *
  * At exit (a destructor, after the program closed its database, i.e. after
- * the close's checkpoint) it writes $WRITE_TRACE_OUT:
+ * the close's checkpoint) it appends to $WRITE_TRACE_OUT (a child run with
+ * the same environment, as cacheboxd's checkpoint process, appends its
+ * own lines, which a reader adds up):
  *   io KEY VALUE                 the process's /proc/self/io at that moment
  *   wal_commits N                transactions committed into the WAL
  *   wal_header BYTES             WAL headers written (one per WAL restart)
@@ -315,7 +317,7 @@ wt_dump(void)
 	FILE		*io, *out;
 	int		 i;
 
-	if (path == NULL || (out = fopen(path, "w")) == NULL)
+	if (path == NULL || (out = fopen(path, "a")) == NULL)
 		return;
 	if ((io = fopen("/proc/self/io", "r")) != NULL) {
 		while (fgets(line, sizeof(line), io) != NULL) {
