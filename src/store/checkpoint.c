@@ -134,8 +134,9 @@ ckpt_catch_up(struct store_ckpt *ck, sqlite3 *db)
  * has taken the WAL up to a commit past the limit, writers that can wait
  * (an import) are asked to hold until the process has copied what the
  * commits since added (store_ckpt_holding); the next transaction then
- * restarts the WAL. Past the catch-up mark, with the process idle, the
- * loop copies what is left itself (the drain's writers do not hold).
+ * restarts the WAL. Writers that do not hold (a drain) could still leave
+ * it no gap: past the catch-up mark the process is asked no more and the
+ * first commit after its last reply copies what is left, in the loop.
  */
 static void
 proc_committed(struct store_ckpt *ck)
@@ -267,8 +268,9 @@ proc_start(struct store_ckpt *ck)
 /*
  * A turn with the checkpoint process up: a request once the WAL is past
  * the limit, again at once while commits grow it past what the last copy
- * saw, and STORE_CKPT_SETTLE_MS after one a reader held back. A hold
- * ends after STORE_CKPT_HOLD_MS whatever the process did.
+ * saw (short of the catch-up mark: proc_committed's), and
+ * STORE_CKPT_SETTLE_MS after one a reader held back. A hold ends after
+ * STORE_CKPT_HOLD_MS whatever the process did.
  */
 static void
 proc_turn(struct store_ckpt *ck, uint64_t now_ms)
@@ -278,6 +280,9 @@ proc_turn(struct store_ckpt *ck, uint64_t now_ms)
 		ck->stats.hold_timeouts++;
 	}
 	if (ck->asked || ck->frames < ck->pages || store_damaged(ck->st))
+		return;
+	/* Past the catch-up mark the next commit copies the rest itself. */
+	if (ck->frames >= ck->catch_up)
 		return;
 	if (ck->frames <= ck->last_log && (ck->stats.left == 0 ||
 	    now_ms - ck->answered_ms < STORE_CKPT_SETTLE_MS))

@@ -3,6 +3,7 @@
  * real store and a real loop: the copy is the child's (the loop copies
  * nothing itself) and the next commit restarts the WAL; a commit past the
  * limit after a copy asks writers to hold until the child has copied it;
+ * writers that give the child no turn meet the loop's catch-up copy;
  * a child killed with SIGKILL is reaped, another child starts and
  * checkpoints in its stead, and every row is
  * there and the file sound afterwards. This binary is also the child: its
@@ -156,6 +157,35 @@ test_hold(void **state)
 	loop_free(l);
 }
 
+/*
+ * Writers that never give the child a gap: past the catch-up mark, with
+ * no request in flight, a commit copies what is left in the loop.
+ */
+static void
+test_catch_up(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_ckpt	*ck;
+	struct loop		*l;
+	int			 i, most = 0;
+
+	assert_non_null(l = loop_new());
+	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
+	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	assert_int_equal(store_ckpt_use_process(ck), 0);
+	store_ckpt_set_catch_up(ck, 2 * PAGES);
+	for (i = 0; i < 40; i++) {
+		write_rows(fx, 16);
+		if (store_ckpt_frames(ck) > most)
+			most = store_ckpt_frames(ck);
+	}
+	assert_true(store_ckpt_stats(ck)->catch_ups >= 3);
+	assert_true(most < 2 * PAGES + 32);
+	check_file(fx, 40 * 16);
+	store_ckpt_free(ck);
+	loop_free(l);
+}
+
 /* A child killed: reaped, and another started, which copies. */
 static void
 test_killed(void **state)
@@ -205,6 +235,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed, setup, teardown),
 	};
 
