@@ -221,7 +221,8 @@ ckpt_proc_main(int argc, char **argv)
 	if (argc != 3)
 		return 2;
 	/* A ^C on the terminal is the daemon's to act on. */
-	signal(SIGINT, SIG_IGN);
+	if (signal(SIGINT, SIG_IGN) == SIG_ERR)
+		log_warn("checkpoint process: signal");
 	if ((db = proc_open(argv[2])) == NULL)
 		return 1;
 	for (;;) {
