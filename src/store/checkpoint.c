@@ -281,8 +281,11 @@ proc_turn(struct store_ckpt *ck, uint64_t now_ms)
 	}
 	if (ck->asked || ck->frames < ck->pages || store_damaged(ck->st))
 		return;
-	/* Past the catch-up mark the next commit copies the rest itself. */
-	if (ck->frames >= ck->catch_up)
+	/*
+	 * Past the catch-up mark the next commit copies the rest itself;
+	 * unless writers hold, and no commit comes until the process copied.
+	 */
+	if (ck->frames >= ck->catch_up && !ck->hold)
 		return;
 	if (ck->frames <= ck->last_log && (ck->stats.left == 0 ||
 	    now_ms - ck->answered_ms < STORE_CKPT_SETTLE_MS))
