@@ -1,7 +1,9 @@
 /*
- * checkpoint.c — the WAL checkpoint in three steps (checkpoint.h). It owns
- * the snapshot connection, the checkpointing connection and the step;
- * what a checkpoint copies, and when the WAL restarts, stay SQLite's.
+ * checkpoint.c — the daemon's WAL checkpoint (checkpoint.h): handed to the
+ * checkpoint process when it runs, else in three steps in the loop. It
+ * owns the snapshot connection, the checkpointing connection, the step,
+ * the process's handle and the import's hold; what a checkpoint copies,
+ * and when the WAL restarts, stay SQLite's.
  */
 #define _GNU_SOURCE	/* sync_file_range */
 

@@ -22,6 +22,11 @@
  * at the head of steps 2 and 3 finds little left to do. What a power cut
  * can lose is unchanged: the WAL is reset only after step 3's sync, as
  * after SQLite's own checkpoint.
+ *
+ * With store_ckpt_use_process the copies are a child process's instead
+ * (store/ckpt_proc.h), and the three steps run only while it is down:
+ * the loop asks and polls for its answers and copies nothing itself,
+ * except past STORE_WAL_CATCH_UP_PAGES (writers that leave it no gap).
  */
 #ifndef CACHEBOX_STORE_CHECKPOINT_H
 #define CACHEBOX_STORE_CHECKPOINT_H
