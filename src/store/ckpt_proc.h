@@ -4,7 +4,8 @@
  * copy (seconds of I/O on a large store) never holds the loop.
  *
  * The daemon starts it by running its own binary again (fork, then exec
- * of /proc/self/exe with a hidden first argument, CKPT_PROC_ARG, and the
+ * of the path /proc/self/exe names, or of /proc/self/exe when that file
+ * was replaced, with a hidden first argument, CKPT_PROC_ARG, and the
  * database's path). Two pipes join them: the daemon writes one byte to
  * ask for a checkpoint, the child answers with one struct ckpt_proc_reply
  * per byte. The child runs SQLite's passive checkpoint, which never
