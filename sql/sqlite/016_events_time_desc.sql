@@ -11,9 +11,10 @@
 -- read off the index with no sort.
 --
 -- It replaces the old index, so an event writes no more index bytes than
--- before (the same columns, only their order). Retention's walk, oldest
--- first in (created_at, id) order, now walks it backwards and sorts the
--- events of one second by id, a few rows, at the pace of eviction.
+-- before (the same columns, only their order). The walks oldest first in
+-- (created_at, id) order, retention's and the uplink's enqueue, now read
+-- it backwards, both bounds of their range still on created_at, and sort
+-- the events of each second by id: a few rows, at their own pace.
 -- Rebuilding the index reads every row once, when the migration runs.
 DROP INDEX events_time_id;
 CREATE INDEX events_time_id ON events (created_at DESC, id);
