@@ -19,6 +19,17 @@ clock_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Microseconds on CLOCK_MONOTONIC (0 only if the clock is unavailable). */
+uint64_t
+clock_mono_us(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* Seconds since the Unix epoch on CLOCK_REALTIME. */
 int64_t
 clock_wall_s(void)

@@ -10,6 +10,8 @@
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t	clock_mono_ms(void);
+/* Microseconds on CLOCK_MONOTONIC: the length of a turn or of a step. */
+uint64_t	clock_mono_us(void);
 /* Seconds since the Unix epoch (CLOCK_REALTIME), for created_at. */
 int64_t		clock_wall_s(void);
 /*

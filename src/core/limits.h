@@ -81,6 +81,8 @@
 
 /* Loop. */
 #define LOOP_MAX_FDS			1024		/* watched descriptors */
+#define LOOP_TURN_BOUNDS_MS		{ 10, 50, 100, 250, 1000 } /* a turn's length is counted against each of these in the status document, ms */
+#define LOOP_TURN_NBOUNDS		5		/* how many LOOP_TURN_BOUNDS_MS lists */
 
 /* Logging. */
 #define LOG_MAX_LINE			1024		/* bytes of one log line */

@@ -64,8 +64,14 @@ struct loop {
 	loop_signal_cb		 sig_cb;
 	void			*sig_arg;
 	uint64_t		 now;
+	uint64_t		 woke_us;	/* when poll last returned; 0: never */
+	struct loop_turn_stats	 turns;
 	int			 stopped;
 };
+
+const unsigned	loop_turn_bounds_ms[LOOP_TURN_NBOUNDS] = LOOP_TURN_BOUNDS_MS;
+_Static_assert(sizeof((unsigned[])LOOP_TURN_BOUNDS_MS) == sizeof(unsigned) *
+    LOOP_TURN_NBOUNDS, "LOOP_TURN_NBOUNDS must count LOOP_TURN_BOUNDS_MS");
 
 /* Signal state is process-wide: the handlers cannot find a loop. */
 static const int		 loop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
@@ -538,6 +544,30 @@ loop_fire_timers(struct loop *l)
 	}
 }
 
+/* Count the turn that ends now, begun when poll last returned. */
+static void
+loop_turn_end(struct loop *l)
+{
+	uint64_t	us;
+	size_t		i;
+
+	if (l->woke_us == 0)
+		return;
+	us = clock_mono_us() - l->woke_us;
+	l->turns.turns++;
+	if (us > l->turns.max_us)
+		l->turns.max_us = us;
+	for (i = 0; i < LOOP_TURN_NBOUNDS; i++)
+		if (us > (uint64_t)loop_turn_bounds_ms[i] * 1000)
+			l->turns.over[i]++;
+}
+
+const struct loop_turn_stats *
+loop_turn_stats(const struct loop *l)
+{
+	return &l->turns;
+}
+
 /*
  * One round: hooks, poll for at most the nearest deadline (and at most
  * max_wait_ms unless negative), descriptor callbacks, due timers. 0, or -1
@@ -554,8 +584,10 @@ loop_run_once(struct loop *l, int max_wait_ms)
 	loop_compact(l);
 	if (loop_fill_pollfds(l, &n) == -1)
 		return -1;
+	loop_turn_end(l);
 	rv = poll(l->pfd, (nfds_t)n, loop_poll_timeout(l, max_wait_ms));
-	l->now = clock_mono_ms();
+	l->woke_us = clock_mono_us();
+	l->now = l->woke_us / 1000;
 	if (rv == -1 && errno != EINTR) {
 		log_warn("poll");
 		return -1;

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <poll.h>
 
+#include "core/limits.h"
+
 struct loop;
 
 typedef void	(*loop_fd_cb)(struct loop *, int fd, short revents, void *arg);
@@ -76,6 +78,20 @@ int		 loop_run_once(struct loop *, int max_wait_ms);
 /* Ask loop_run() to return after the current round. */
 void		 loop_stop(struct loop *);
 int		 loop_stopped(const struct loop *);
+
+/*
+ * How long the loop was away from poll: a turn is the time from poll's
+ * return to the next poll (callbacks, timers, the next round's hooks). A
+ * probe sent during a turn waits for its end; over[i] counts the turns
+ * longer than LOOP_TURN_BOUNDS_MS[i].
+ */
+struct loop_turn_stats {
+	uint64_t	turns;
+	uint64_t	max_us;		/* the longest turn since start */
+	uint64_t	over[LOOP_TURN_NBOUNDS];
+};
+extern const unsigned	loop_turn_bounds_ms[LOOP_TURN_NBOUNDS];
+const struct loop_turn_stats *loop_turn_stats(const struct loop *);
 
 /*
  * The monotonic time in ms, read once at the top of each round and once

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/limits.h"
+#include "core/loop.h"
 #include "core/minring.h"
 #include "relay/pool.h"
 #include "store/cursors.h"
@@ -580,6 +581,31 @@ add_rules(cJSON *root, const struct app *app)
 	    ss != NULL ? (double)ss->fill_left : 0);
 }
 
+/*
+ * The loop's turns since start: how many, the longest, and how many were
+ * longer than each bound (a request waits out the turn it arrives in).
+ */
+static void
+add_loop(cJSON *root, const struct app *app)
+{
+	const struct loop_turn_stats	*t = loop_turn_stats(app->loop);
+	cJSON				*o, *over;
+	char				 key[16];
+	size_t				 i;
+
+	if ((o = cJSON_AddObjectToObject(root, "loop")) == NULL)
+		return;
+	cJSON_AddNumberToObject(o, "turns", (double)t->turns);
+	cJSON_AddNumberToObject(o, "turn_max_ms",
+	    (double)((t->max_us + 500) / 1000));
+	if ((over = cJSON_AddObjectToObject(o, "turns_over_ms")) == NULL)
+		return;
+	for (i = 0; i < LOOP_TURN_NBOUNDS; i++) {
+		snprintf(key, sizeof(key), "%u", loop_turn_bounds_ms[i]);
+		cJSON_AddNumberToObject(over, key, (double)t->over[i]);
+	}
+}
+
 /* What the store and memory are measured against (ARCHITECTURE.md §10). */
 static void
 add_budgets(cJSON *root, struct app *app)
@@ -628,6 +654,7 @@ status_json(struct app *app)
 	add_writes(root, app);
 	add_retention(root, app);
 	add_budgets(root, app);
+	add_loop(root, app);
 	add_negentropy(root, app);
 	add_jobs(root, app);
 	add_sections(root, app);

@@ -3,13 +3,17 @@
 # a JSONL file of N signed events (made once by prog_relayd gen and an
 # offline export, kept in $WORK) is imported through cacheboxctl into a
 # fresh box while GET /api/status is asked every 20 ms; prints the probe's
-# latency percentiles during the import and idle before it, and the
-# import's rate. Asserts nothing.
+# latency percentiles during the import and idle before it, the import's
+# rate, the WAL's largest size seen (sampled every 100 ms), the bytes the
+# daemon wrote per stored event (status "writes"), the daemon's
+# own count of long loop turns (status "loop", when it has one) and the
+# load average at the end. Asserts nothing.
 #
 #   tests/bench/import_probe.sh [N [DAEMON]]    (100000, build/src/cacheboxd)
 #
 # WORK (default /tmp/cachebox-import-probe) keeps the generated file
 # between runs; a 1,000,000-line file takes a while to sign the first time.
+# PROBE_LOG=FILE keeps the daemon's log.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 N=${1:-100000}
@@ -27,7 +31,8 @@ if [ ! -s "$FILE" ]; then
 fi
 D=$(mktemp -d /tmp/cachebox-probe.XXXXXX)
 chmod 700 "$D"
-trap 'kill $DPID 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$D"' EXIT
+trap 'kill $DPID 2>/dev/null || true; wait 2>/dev/null || true
+    [ -z "${PROBE_LOG:-}" ] || cp "$D/log" "$PROBE_LOG"; rm -rf "$D"' EXIT
 "$DAEMON" -d "$D" --set relays.bootstrap= --set http.listen=127.0.0.1:0 \
     >"$D/log" 2>&1 &
 DPID=$!
@@ -42,11 +47,24 @@ probe() {	# probe OUT: until $D/stop exists
 : >"$D/idle"; (sleep 3; touch "$D/stop") & probe "$D/idle"; rm -f "$D/stop"
 probe "$D/busy" &
 P=$!
+walpeak() {	# walpeak OUT: the largest size of the WAL until $D/stop exists
+	local m=0 s
+	while [ ! -e "$D/stop" ]; do
+		s=$(stat -c %s "$D/cachebox.db-wal" 2>/dev/null || echo 0)
+		[ "$s" -gt "$m" ] && m=$s
+		sleep 0.1
+	done
+	echo "$m" >"$1"
+}
+walpeak "$D/walpeak" &
+W=$!
 t0=$(date +%s.%N)
 "$CTL" -d "$D" import "$FILE" >"$D/import.out"
 t1=$(date +%s.%N)
-touch "$D/stop"; wait "$P"
-python3 - "$D/idle" "$D/busy" "$N" "$t0" "$t1" "$D/import.out" <<'PY'
+touch "$D/stop"; wait "$P" "$W"
+"$CTL" -d "$D" --json status >"$D/status.json" 2>/dev/null || true
+python3 - "$D/idle" "$D/busy" "$N" "$t0" "$t1" "$D/import.out" \
+    "$D/walpeak" "$D/status.json" <<'PY'
 import sys
 def pct(f):
     t = sorted(float(l) * 1000 for l in open(f) if l.strip())
@@ -57,4 +75,14 @@ print(f"idle:   {pct(sys.argv[1])}")
 print(f"import: {pct(sys.argv[2])}")
 print(f"import of {n} lines: {t1 - t0:.1f} s, {n / (t1 - t0):.0f} lines/s; "
       + ", ".join(l.strip() for l in open(sys.argv[6]) if l.strip()))
+print(f"WAL peak: {int(open(sys.argv[7]).read()) / 1e6:.1f} MB")
+import json
+try:
+    st = json.load(open(sys.argv[8]))
+except ValueError:
+    st = {}
+print("written:", st.get("writes", {}).get("bytes_per_stored_event"),
+      "bytes per stored event")
+print("loop:", json.dumps(st.get("loop", "(no turn counts in this daemon's status)")))
 PY
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

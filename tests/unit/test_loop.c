@@ -691,10 +691,55 @@ test_now_monotonic(void **state)
 	loop_free(l);
 }
 
+/* A timer that keeps the loop busy for longer than the first bound. */
+static void
+busy_cb(struct loop *l, void *arg)
+{
+	uint64_t	until = clock_mono_us() + loop_turn_bounds_ms[0] * 1000 + 1000;
+
+	(void)l;
+	(*(int *)arg)++;
+	while (clock_mono_us() < until)
+		;
+}
+
+/*
+ * Turns: counted from poll's return to the next poll (the first round has
+ * none before it), the longest kept, and a turn held past the first bound
+ * counted over it. Longer bounds count no more turns than shorter ones.
+ */
+static void
+test_turn_stats(void **state)
+{
+	struct loop			*l = loop_new();
+	const struct loop_turn_stats	*t = loop_turn_stats(l);
+	int				 fired = 0;
+	size_t				 i;
+
+	assert_int_equal(t->turns, 0);
+	assert_int_equal(loop_run_once(l, 0), 0);
+	assert_int_equal(t->turns, 0);
+	assert_int_equal(loop_run_once(l, 0), 0);
+	assert_int_equal(t->turns, 1);
+	assert_true(loop_timer_add(l, 0, busy_cb, &fired) != 0);
+	assert_int_equal(loop_run_once(l, 0), 0);	/* the busy turn */
+	assert_int_equal(fired, 1);
+	assert_int_equal(loop_run_once(l, 0), 0);	/* which ends here */
+	assert_int_equal(t->turns, 3);
+	assert_true(t->over[0] >= 1);
+	assert_true(t->max_us > loop_turn_bounds_ms[0] * 1000);
+	for (i = 1; i < LOOP_TURN_NBOUNDS; i++) {
+		assert_true(loop_turn_bounds_ms[i] > loop_turn_bounds_ms[i - 1]);
+		assert_true(t->over[i] <= t->over[i - 1]);
+	}
+	loop_free(l);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_turn_stats),
 		cmocka_unit_test(test_timer_deadline_order),
 		cmocka_unit_test(test_timer_same_instant_add_order),
 		cmocka_unit_test(test_timer_ids_increase),
