@@ -402,6 +402,21 @@ static const struct metric_def metric_defs[] = {
 	GAUGE("writes.bytes_per_stored_event",
 	    "cachebox_written_bytes_per_stored_event",
 	    "Bytes written since start per event stored since start."),
+	COUNTER("loop.turns", "cachebox_loop_turns_total",
+	    "Turns of cacheboxd's one loop (the work between two waits in "
+	    "poll, during which a request waits)."),
+	LEFT_OUT("loop.turn_max_ms"),	/* milliseconds: the status's only */
+	FAMILY("loop.turns_over_ms.10", "cachebox_loop_turns_long_total",
+	    METRIC_COUNTER, "over", "10ms", "Turns of the loop longer than "
+	    "the bound in the label."),
+	FAMILY("loop.turns_over_ms.50", "cachebox_loop_turns_long_total",
+	    METRIC_COUNTER, "over", "50ms", NULL),
+	FAMILY("loop.turns_over_ms.100", "cachebox_loop_turns_long_total",
+	    METRIC_COUNTER, "over", "100ms", NULL),
+	FAMILY("loop.turns_over_ms.250", "cachebox_loop_turns_long_total",
+	    METRIC_COUNTER, "over", "250ms", NULL),
+	FAMILY("loop.turns_over_ms.1000", "cachebox_loop_turns_long_total",
+	    METRIC_COUNTER, "over", "1000ms", NULL),
 	GAUGE("rss_budget_bytes", "cachebox_rss_budget_bytes",
 	    "The resident memory cacheboxd is built to stay under, bytes."),
 	COUNTER("negentropy.steps", "cachebox_negentropy_steps_total",
