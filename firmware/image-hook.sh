@@ -98,7 +98,15 @@ system_files() {
 	EOF
 	cat >"$root/etc/fstab" <<-EOF
 	LABEL=$root_label	/		ext4	rw,noatime,errors=remount-ro	0 1
-	LABEL=$boot_label	/boot/firmware	vfat	rw,noatime,umask=0022	0 2
+	LABEL=$boot_label	/boot/firmware	vfat	ro,noatime,umask=0022	0 2
+	EOF
+	# The boot partition is read-only in use: FAT has no journal, and a
+	# power cut while it is mounted read-write leaves it dirty. dpkg, whose
+	# kernel and firmware hooks write it, gets it read-write for its run.
+	cat >"$root/etc/apt/apt.conf.d/80cachebox-boot-rw" <<-'EOF'
+	// cachebox: /boot/firmware is mounted read-only; dpkg's hooks write it.
+	DPkg::Pre-Invoke { "mount -o remount,rw /boot/firmware 2>/dev/null || true"; };
+	DPkg::Post-Invoke { "mount -o remount,ro /boot/firmware 2>/dev/null || true"; };
 	EOF
 	cat >"$root/etc/systemd/network/20-wired.network" <<-EOF
 	[Match]

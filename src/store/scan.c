@@ -720,25 +720,20 @@ fscan_setup(struct store_scan *s, struct fscan *fs)
 	EVENTS_SQL_REPLACEABLE("kind") " AND created_at <= ?3 AND "	\
 	"created_at >= ?4 AND (created_at < ?3 OR id > ?5) ORDER BY "	\
 	"created_at DESC, id ASC LIMIT ?6"
-#define SCAN_SQL_TIME(x)						\
-	"SELECT rowid, created_at, id, pubkey, kind, expires_at" x " FROM "	\
-	"events WHERE created_at <= ?3 AND created_at >= ?4 AND "	\
-	"(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "	\
-	"LIMIT ?6"
 #define SCAN_X_JSON	", " STORE_ROW_JSON_COLS("")
 
 static const char *const refill_sql[] = {
 	[PLAN_AUTHORS] = SCAN_SQL_AUTHOR,
 	[PLAN_TAGS] = SCAN_SQL_TAGS(""),
 	[PLAN_REPLACEABLE] = SCAN_SQL_REPLACEABLE(""),
-	[PLAN_TIME] = SCAN_SQL_TIME(""),
+	[PLAN_TIME] = SCAN_SQL_TIME,
 };
 
 static const char *const direct_sql[] = {
 	[PLAN_AUTHORS] = SCAN_SQL_AUTHOR_X(SCAN_X_JSON),
 	[PLAN_TAGS] = SCAN_SQL_TAGS(", " STORE_ROW_JSON_COLS("e.")),
 	[PLAN_REPLACEABLE] = SCAN_SQL_REPLACEABLE(SCAN_X_JSON),
-	[PLAN_TIME] = SCAN_SQL_TIME(SCAN_X_JSON),
+	[PLAN_TIME] = SCAN_SQL_TIME_X(SCAN_X_JSON),
 };
 
 /* The statement of sm's pages, with the JSON columns when json. */

@@ -37,8 +37,8 @@
 	"ORDER BY created_at DESC, id ASC LIMIT 1"
 /*
  * store/scan.c's author streams, newest first after a keyset cursor
- * (created_at, id): an author's events of every kind, and one
- * replaceable kind of an author. Every scan reads the same columns
+ * (created_at, id): an author's events of every kind, one replaceable
+ * kind of an author, and every event by time. Every scan reads the same columns
  * (struct cols in scan.c), and x adds more after them ("" for none; a
  * scan that hands the rows out as it reads them adds the event's JSON).
  */
@@ -54,8 +54,18 @@
 	"pubkey = ?1 AND kind = ?2 AND " EVENTS_SQL_REPLACEABLE("kind") " "	\
 	"AND created_at <= ?3 AND created_at >= ?4 AND (created_at < ?3 "	\
 	"OR id > ?5) ORDER BY created_at DESC, id ASC LIMIT ?6"
+/*
+ * A scan by time alone, in the order of events_time_id (created_at DESC,
+ * id; migration 016): read off the index with no sort at all.
+ */
+#define SCAN_SQL_TIME_X(x)						\
+	"SELECT rowid, created_at, id, pubkey, kind, expires_at" x " FROM "	\
+	"events WHERE created_at <= ?3 AND created_at >= ?4 AND "	\
+	"(created_at < ?3 OR id > ?5) ORDER BY created_at DESC, id ASC "	\
+	"LIMIT ?6"
 #define SCAN_SQL_AUTHOR			SCAN_SQL_AUTHOR_X("")
 #define SCAN_SQL_AUTHOR_REPLACEABLE	SCAN_SQL_AUTHOR_REPLACEABLE_X("")
+#define SCAN_SQL_TIME			SCAN_SQL_TIME_X("")
 #define EVENTS_SQL_AUTHOR_ITEMS						\
 	"SELECT created_at, id FROM events WHERE pubkey = ?1 AND "	\
 	"created_at >= ?2 AND (?3 < 0 OR created_at <= ?3) "		\

@@ -232,7 +232,8 @@ test_newest_replaceable(void **state)
  * index (its condition written word for word), and an author's items in
  * (created_at, id) order, either way, come from a range of
  * events_pubkey_time, sorted only within a second (the right part of the
- * ORDER BY), never as a whole.
+ * ORDER BY), never as a whole; a scan by time reads events_time_id in
+ * NIP-01's order and sorts nothing.
  */
 static void
 test_query_plans(void **state)
@@ -254,6 +255,15 @@ test_query_plans(void **state)
 	if (strstr(plan, "events_pubkey_time ") == NULL ||
 	    strstr(plan, "TEMP B-TREE FOR ORDER BY") != NULL)
 		fail_msg("scan, an author: %s", plan);
+	fixture_plan(fx, SCAN_SQL_TIME, plan, sizeof(plan));
+	if (strstr(plan, "events_time_id ") == NULL ||
+	    strstr(plan, "TEMP B-TREE") != NULL)
+		fail_msg("scan by time: %s", plan);
+	fixture_plan(fx, SCAN_SQL_TIME_X(", " STORE_ROW_JSON_COLS("")), plan,
+	    sizeof(plan));
+	if (strstr(plan, "events_time_id ") == NULL ||
+	    strstr(plan, "TEMP B-TREE") != NULL)
+		fail_msg("scan by time with the JSON: %s", plan);
 	assert_true(store_kind_replaceable(0) && store_kind_replaceable(3) &&
 	    store_kind_replaceable(10002) && store_kind_replaceable(30023));
 	assert_false(store_kind_replaceable(1) || store_kind_replaceable(7) ||

@@ -34,6 +34,8 @@
  * Single-threaded use is assumed (cacheboxd has one thread).
  */
 #define _GNU_SOURCE
+/* It defines pwrite and pwrite64 both: neither may be renamed to the other. */
+#undef _FILE_OFFSET_BITS
 
 #include <sys/types.h>
 #include <sys/uio.h>
