@@ -78,6 +78,7 @@
 #define STORE_CKPT_HOLD_MS		2000		/* an import waits at most this long for the checkpoint process's copy that lets the WAL restart, ms */
 #define STORE_CKPT_PROC_RESTART_MS	1000		/* after the checkpoint process died, the next one starts this much later (the loop's own steps checkpoint meanwhile), ms */
 #define STORE_CKPT_PROC_STOP_MS		5000		/* at the daemon's stop, the checkpoint process is given this long to finish its copy before SIGKILL, ms */
+#define STORE_CKPT_RUNNER_ARGS		8		/* arguments of the program a test runs the checkpoint process through (an emulator and its options), at most */
 #define STORE_PAGE_BYTES		4096		/* page size of a new database (an existing one keeps its own), bytes */
 #define STORE_MAX_PATH			4096		/* bytes of DIR/cachebox.db */
 #define STORE_MAX_TX_DEPTH		16		/* nested transaction levels (savepoints) */

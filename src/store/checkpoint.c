@@ -191,7 +191,7 @@ ckpt_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-/* The checkpoint process is gone: its pipe closed, it reaped. */
+/* The checkpoint process is gone: its socket closed, it reaped. */
 static void
 proc_down(struct store_ckpt *ck, uint64_t now_ms)
 {

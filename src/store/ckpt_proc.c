@@ -1,12 +1,13 @@
 /*
  * ckpt_proc.c — the checkpoint process (ckpt_proc.h): starting, asking,
  * reading and stopping it on the daemon's side, and its own main. It owns
- * the two pipes and the child's pid; the WAL's state and when to ask stay
- * checkpoint.c's.
+ * the socket pair and the child's pid; the WAL's state and when to ask
+ * stay checkpoint.c's.
  */
-#define _GNU_SOURCE	/* pipe2, close_range */
+#define _GNU_SOURCE	/* close_range */
 
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -27,29 +28,40 @@
 
 struct ckpt_proc {
 	pid_t	pid;
-	int	ask_fd;		/* the request pipe's write end */
-	int	reply_fd;	/* the reply pipe's read end */
+	int	fd;		/* the daemon's end of the socket pair */
 };
 
+/* The program the child is run through (tests under an emulator), or NULL. */
+static const char *const *ckpt_runner;
+
+void
+ckpt_proc_set_runner(const char *const *argv)
+{
+	ckpt_runner = argv;
+}
+
 /*
- * In the child between fork and exec: die with the parent, the pipes on
- * stdin and stdout, every other descriptor closed. Only async-signal-safe
- * calls.
+ * In the child between fork and exec: die with the parent, its end of the
+ * socket pair on stdin and stdout, every other descriptor closed. Only
+ * async-signal-safe calls, but for execvp's search of PATH for a runner
+ * (the daemon has one thread: nothing holds a lock across the fork).
  */
 static void
-child_exec(pid_t parent, int req, int rep, const char *exe, const char *path)
+child_exec(pid_t parent, int sock, const char *exe, char *const *argv)
 {
-	int	in, out;
+	int	s;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
 		_exit(127);
-	/* Above 2 first: either end may sit on 0, 1 or 2 itself. */
-	if ((in = fcntl(req, F_DUPFD, 10)) == -1 ||
-	    (out = fcntl(rep, F_DUPFD, 10)) == -1 ||
-	    dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1)
+	/* Above 2 first: the socket may sit on 0, 1 or 2 itself. */
+	if ((s = fcntl(sock, F_DUPFD, 10)) == -1 ||
+	    dup2(s, STDIN_FILENO) == -1 || dup2(s, STDOUT_FILENO) == -1)
 		_exit(127);
 	(void)close_range(3, ~0U, 0);
-	execl(exe, "cacheboxd-checkpoint", CKPT_PROC_ARG, path, (char *)NULL);
+	if (ckpt_runner != NULL)
+		execvp(argv[0], argv);
+	else
+		execv(exe, argv);
 	_exit(127);
 }
 
@@ -72,37 +84,60 @@ self_exe(char *exe, size_t size)
 		snprintf(exe, size, "/proc/self/exe");
 }
 
+/*
+ * The child's arguments: the runner's and the binary's path, or
+ * "cacheboxd-checkpoint" (its name in ps) when run directly; then
+ * CKPT_PROC_ARG and the database's path. -1 if the runner has too many.
+ */
+static int
+child_argv(char **argv, char *exe, const char *path)
+{
+	int	n = 0;
+
+	if (ckpt_runner != NULL) {
+		for (; ckpt_runner[n] != NULL; n++) {
+			if (n >= STORE_CKPT_RUNNER_ARGS)
+				return -1;
+			argv[n] = (char *)ckpt_runner[n];
+		}
+		argv[n++] = exe;
+	} else {
+		argv[n++] = (char *)"cacheboxd-checkpoint";
+	}
+	argv[n++] = (char *)CKPT_PROC_ARG;
+	argv[n++] = (char *)path;
+	argv[n] = NULL;
+	return 0;
+}
+
 struct ckpt_proc *
 ckpt_proc_start(const char *path)
 {
 	struct ckpt_proc	*p;
-	int			 req[2], rep[2];
+	int			 sv[2];
 	pid_t			 parent = getpid();
 	char			 exe[STORE_MAX_PATH];
+	char			*argv[STORE_CKPT_RUNNER_ARGS + 4];
 
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		return NULL;
 	self_exe(exe, sizeof(exe));
-	if (pipe2(req, O_CLOEXEC) == -1) {
-		log_warn("checkpoint process: pipe");
-		free(p);
+	if (child_argv(argv, exe, path) == -1) {
+		log_warnx("checkpoint process: a runner of more than %d "
+		    "arguments", STORE_CKPT_RUNNER_ARGS);
 		return NULL;
 	}
-	if (pipe2(rep, O_CLOEXEC) == -1) {
-		log_warn("checkpoint process: pipe");
-		close(req[0]);
-		close(req[1]);
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	/* Records, not a stream: a reply is read whole or not at all. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("checkpoint process: socketpair");
 		free(p);
 		return NULL;
 	}
 	if ((p->pid = fork()) == 0)
-		child_exec(parent, req[0], rep[1], exe, path);
-	close(req[0]);
-	close(rep[1]);
-	p->ask_fd = req[1];
-	p->reply_fd = rep[0];
-	if (p->pid == -1 || fcntl(p->ask_fd, F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(p->reply_fd, F_SETFL, O_NONBLOCK) == -1) {
+		child_exec(parent, sv[1], exe, argv);
+	close(sv[1]);
+	p->fd = sv[0];
+	if (p->pid == -1 || fcntl(p->fd, F_SETFL, O_NONBLOCK) == -1) {
 		log_warn("checkpoint process: start");
 		ckpt_proc_stop(p);
 		return NULL;
@@ -110,7 +145,7 @@ ckpt_proc_start(const char *path)
 	return p;
 }
 
-/* Wait for the reply pipe's end, at most ms milliseconds: 0 when seen. */
+/* Wait for the child's end of the socket pair to close, at most ms milliseconds: 0 when seen. */
 static int
 wait_eof(int fd, int ms)
 {
@@ -140,22 +175,22 @@ ckpt_proc_stop(struct ckpt_proc *p)
 {
 	if (p == NULL)
 		return;
-	if (p->ask_fd != -1)
-		close(p->ask_fd);
+	/* The child reads the end of its requests and exits. */
+	(void)shutdown(p->fd, SHUT_WR);
 	if (p->pid > 0) {
-		if (wait_eof(p->reply_fd, STORE_CKPT_PROC_STOP_MS) == -1)
+		if (wait_eof(p->fd, STORE_CKPT_PROC_STOP_MS) == -1)
 			(void)kill(p->pid, SIGKILL);
 		while (waitpid(p->pid, NULL, 0) == -1 && errno == EINTR)
 			;
 	}
-	close(p->reply_fd);
+	close(p->fd);
 	free(p);
 }
 
 int
 ckpt_proc_fd(const struct ckpt_proc *p)
 {
-	return p->reply_fd;
+	return p->fd;
 }
 
 pid_t
@@ -169,7 +204,12 @@ ckpt_proc_ask(struct ckpt_proc *p)
 {
 	ssize_t	n;
 
-	while ((n = write(p->ask_fd, "c", 1)) == -1 && errno == EINTR)
+	/*
+	 * MSG_NOSIGNAL: a child gone is EPIPE here, which the caller treats
+	 * as its death, never a SIGPIPE that would end the daemon.
+	 */
+	while ((n = send(p->fd, "c", 1, MSG_NOSIGNAL | MSG_DONTWAIT)) == -1 &&
+	    errno == EINTR)
 		;
 	return n == 1 ? 0 : -1;
 }
@@ -179,11 +219,11 @@ ckpt_proc_read(struct ckpt_proc *p, struct ckpt_proc_reply *r)
 {
 	ssize_t	n;
 
-	while ((n = read(p->reply_fd, r, sizeof(*r))) == -1 && errno == EINTR)
+	while ((n = read(p->fd, r, sizeof(*r))) == -1 && errno == EINTR)
 		;
 	if (n == -1 && errno == EAGAIN)
 		return 0;
-	/* A reply is one write of less than PIPE_BUF: whole or not at all. */
+	/* A reply is one record: whole or not at all; 0 is the child's end. */
 	return n == (ssize_t)sizeof(*r) ? 1 : -1;
 }
 
@@ -250,7 +290,7 @@ ckpt_proc_main(int argc, char **argv)
 		if ((n = read(STDIN_FILENO, &c, 1)) == -1 && errno == EINTR)
 			continue;
 		if (n != 1)
-			break;		/* the daemon closed the pipe, or died */
+			break;		/* the daemon stopped asking, or died */
 		memset(&r, 0, sizeof(r));
 		/*
 		 * The daemon's sync level (the copy syncs the WAL before it

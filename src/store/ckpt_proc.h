@@ -6,17 +6,19 @@
  * The daemon starts it by running its own binary again (fork, then exec
  * of the path /proc/self/exe names, or of /proc/self/exe when that file
  * was replaced, with a hidden first argument, CKPT_PROC_ARG, and the
- * database's path). Two pipes join them: the daemon writes one byte to
- * ask for a checkpoint, the child answers with one struct ckpt_proc_reply
- * per byte. The child runs SQLite's passive checkpoint, which never
+ * database's path). A socket pair of records joins them (the child's end
+ * on its stdin and stdout): the daemon sends one byte to ask for a
+ * checkpoint, the child answers with one struct ckpt_proc_reply per byte.
+ * The daemon sends with MSG_NOSIGNAL: a child gone is an error to act on
+ * (the loop copies meanwhile), never a SIGPIPE. The child runs SQLite's passive checkpoint, which never
  * blocks the daemon's writes, with synchronous=NORMAL as the daemon's
  * connection: the WAL is synced before the copy and the database after a
  * complete one, so what a power cut can lose is unchanged.
  *
  * The child dies with the daemon: the kernel sends it SIGKILL when the
- * daemon exits (PR_SET_PDEATHSIG), and it exits when the request pipe
- * reaches its end. The daemon never waits on it while running: it polls
- * the reply pipe.
+ * daemon exits (PR_SET_PDEATHSIG), and it exits when the requests reach
+ * their end. The daemon never waits on it while running: it polls its
+ * end of the socket pair.
  */
 #ifndef CACHEBOX_STORE_CKPT_PROC_H
 #define CACHEBOX_STORE_CKPT_PROC_H
@@ -37,14 +39,26 @@ struct ckpt_proc_reply {
 
 struct ckpt_proc;
 
-/* Start a child on the database at path; NULL (logged) if it cannot. */
+/*
+ * Start a child on the database at path; NULL (logged) if it cannot. A
+ * child that cannot run (its exec failed) is seen as gone at its first
+ * request or read.
+ */
 struct ckpt_proc	*ckpt_proc_start(const char *path);
 /*
- * Close the request pipe and wait, at most STORE_CKPT_PROC_STOP_MS, for
+ * For tests only: the children started from now on are run through argv
+ * (a NULL-terminated list, kept by the caller: an emulator and its
+ * options, found in PATH) followed by the binary's path, as a cross build
+ * runs the test itself. NULL, the default, runs the binary directly. The
+ * daemon never calls it.
+ */
+void			 ckpt_proc_set_runner(const char *const *argv);
+/*
+ * Shut the requests down and wait, at most STORE_CKPT_PROC_STOP_MS, for
  * the child to finish the copy in hand and exit; then SIGKILL and reap.
  */
 void			 ckpt_proc_stop(struct ckpt_proc *);
-/* The reply pipe's read end (non-blocking), for the loop to poll. */
+/* The daemon's end of the socket pair (non-blocking), for the loop to poll. */
 int			 ckpt_proc_fd(const struct ckpt_proc *);
 pid_t			 ckpt_proc_pid(const struct ckpt_proc *);
 /* Ask for one checkpoint: 0, or -1 if the child is gone. */

@@ -6,8 +6,12 @@
  * writers that give the child no turn meet the loop's catch-up copy;
  * a child killed with SIGKILL is reaped, another child starts and
  * checkpoints in its stead, and every row is
- * there and the file sound afterwards. This binary is also the child: its
- * main runs ckpt_proc_main when asked, as cacheboxd's does.
+ * there and the file sound afterwards; a child that cannot run is seen as
+ * gone when asked (EPIPE, not a SIGPIPE that would end the daemon) and the
+ * loop's own steps checkpoint instead. This binary is also the child: its
+ * main runs ckpt_proc_main when asked, as cacheboxd's does. Under an
+ * emulator (a cross build's tests, CACHEBOX_EMULATOR) the child is run
+ * through the same emulator, as ctest runs this binary.
  */
 #define _XOPEN_SOURCE 700	/* nftw */
 
@@ -22,6 +26,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/limits.h"
@@ -35,6 +40,17 @@
 
 #define PAGES	64		/* the test's WAL limit */
 #define TURNS	100000		/* turns waited for a condition, at most */
+#define EMU_ARGS 8		/* words of CACHEBOX_EMULATOR, at most */
+
+/* The emulator's words (argv for ckpt_proc_set_runner), or NULL. */
+static const char	*emu_argv[EMU_ARGS + 1];
+static char		 emu_buf[1024];
+static const char *const *emu_runner;
+
+/* A runner that cannot be run: the child's exec fails, it exits 127. */
+static const char *const no_runner[] = {
+	"/nonexistent/cachebox-no-such-emulator", NULL
+};
 
 /* One transaction of n rows of 3,000 bytes (about n pages). */
 static void
@@ -229,6 +245,95 @@ test_killed(void **state)
 	loop_free(l);
 }
 
+/* A child that cannot run: asking it fails with no SIGPIPE; reaped. */
+static void
+test_child_cannot_run(void **state)
+{
+	struct ckpt_proc	*p;
+	struct ckpt_proc_reply	 r;
+	siginfo_t		 si;
+	pid_t			 pid;
+	struct fixture		*fx = *state;
+
+	/* SIGPIPE's default action ends this test, as it would the daemon. */
+	assert_true(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
+	ckpt_proc_set_runner(no_runner);
+	p = ckpt_proc_start(store_path(fx->st));
+	ckpt_proc_set_runner(emu_runner);
+	assert_non_null(p);
+	assert_true((pid = ckpt_proc_pid(p)) > 0);
+	/* Its exit, left for ckpt_proc_stop to reap. */
+	memset(&si, 0, sizeof(si));
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == -1)
+		assert_int_equal(errno, EINTR);
+	assert_int_equal(si.si_code, CLD_EXITED);
+	assert_int_equal(si.si_status, 127);
+	assert_int_equal(ckpt_proc_ask(p), -1);
+	assert_int_equal(ckpt_proc_read(p, &r), -1);
+	ckpt_proc_stop(p);
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);	/* reaped */
+	assert_int_equal(errno, ECHILD);
+}
+
+/*
+ * Every child fails to run: each is found gone, and the loop's own steps
+ * copy the WAL between restarts; the next commit restarts it.
+ */
+static void
+test_fallback(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_ckpt	*ck;
+	struct loop		*l;
+	int			 i;
+
+	assert_true(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
+	assert_non_null(l = loop_new());
+	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
+	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	ckpt_proc_set_runner(no_runner);
+	assert_int_equal(store_ckpt_use_process(ck), 0);
+	for (i = 0; i < 8; i++)
+		write_rows(fx, 16);
+	assert_true(store_ckpt_frames(ck) >= PAGES);
+	wait_completions(l, ck, 1);
+	ckpt_proc_set_runner(emu_runner);
+	assert_true(store_ckpt_stats(ck)->proc_deaths >= 1);
+	assert_int_equal(store_ckpt_stats(ck)->failures, 0);
+	write_rows(fx, 4);
+	assert_true(store_ckpt_frames(ck) < PAGES);
+	check_file(fx, 8 * 16 + 4);
+	store_ckpt_free(ck);
+	loop_free(l);
+}
+
+/*
+ * CACHEBOX_EMULATOR, as ctest sets it in a cross build ("qemu-aarch64-static
+ * -L <sysroot>"), split on spaces: the children run through it.
+ */
+static void
+use_emulator(void)
+{
+	const char	*e = getenv("CACHEBOX_EMULATOR");
+	char		*w, *save = NULL;
+	int		 n = 0;
+
+	if (e == NULL || *e == '\0')
+		return;
+	if (snprintf(emu_buf, sizeof(emu_buf), "%s", e) >= (int)sizeof(emu_buf))
+		abort();
+	for (w = strtok_r(emu_buf, " ", &save); w != NULL;
+	    w = strtok_r(NULL, " ", &save)) {
+		if (n >= EMU_ARGS)
+			abort();
+		emu_argv[n++] = w;
+	}
+	emu_argv[n] = NULL;
+	emu_runner = emu_argv;
+	ckpt_proc_set_runner(emu_runner);
+	printf("checkpoint children run through the emulator: %s\n", e);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -237,9 +342,13 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_hold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_child_cannot_run, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_fallback, setup, teardown),
 	};
 
 	if (argc > 1 && strcmp(argv[1], CKPT_PROC_ARG) == 0)
 		return ckpt_proc_main(argc, argv);
+	use_emulator();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
