@@ -24,6 +24,7 @@
 
 #include "core/limits.h"
 #include "core/log.h"
+#include "core/procio.h"
 #include "store/ckpt_proc.h"
 
 struct ckpt_proc {
@@ -227,28 +228,6 @@ ckpt_proc_read(struct ckpt_proc *p, struct ckpt_proc_reply *r)
 	return n == (ssize_t)sizeof(*r) ? 1 : -1;
 }
 
-/* The child's bytes written so far, as the kernel counts them; -1 if unknown. */
-static int64_t
-proc_write_bytes(void)
-{
-	FILE		*f = fopen("/proc/self/io", "r");
-	char		 line[128];
-	long long	 v, written = -1, cancelled = 0;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "write_bytes: %lld", &v) == 1)
-			written = v;
-		else if (sscanf(line, "cancelled_write_bytes: %lld", &v) == 1)
-			cancelled = v;
-	}
-	fclose(f);
-	if (written < 0)
-		return -1;
-	return written > cancelled ? written - cancelled : 0;
-}
-
 /*
  * The child's connection, no checkpoint at its close. It reads nothing
  * until the first request: with a read of the child's at its start the
@@ -302,7 +281,7 @@ ckpt_proc_main(int argc, char **argv)
 		if (r.rc == SQLITE_OK)
 			r.rc = sqlite3_wal_checkpoint_v2(db, "main",
 			    SQLITE_CHECKPOINT_PASSIVE, &r.log, &r.done);
-		r.write_bytes = proc_write_bytes();
+		r.write_bytes = procio_write_bytes("/proc/self/io");
 		if (write(STDOUT_FILENO, &r, sizeof(r)) != (ssize_t)sizeof(r))
 			break;
 	}

@@ -14,6 +14,7 @@
 #include "core/limits.h"
 #include "core/loop.h"
 #include "core/minring.h"
+#include "core/procio.h"
 #include "relay/pool.h"
 #include "store/checkpoint.h"
 #include "store/cursors.h"
@@ -50,34 +51,6 @@ status_rss_bytes(void)
 }
 
 /*
- * Bytes this process caused to be written to storage, from path (a
- * /proc/PID/io): write_bytes less cancelled_write_bytes (dirty pages
- * dropped before they reached the disk, as a truncated file's). -1 when
- * the file is absent or has no write_bytes line (a kernel built without
- * task I/O accounting).
- */
-int64_t
-status_io_write_bytes(const char *path)
-{
-	FILE		*f;
-	char		 line[128];
-	long long	 v, written = -1, cancelled = 0;
-
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "write_bytes: %lld", &v) == 1)
-			written = v;
-		else if (sscanf(line, "cancelled_write_bytes: %lld", &v) == 1)
-			cancelled = v;
-	}
-	fclose(f);
-	if (written < 0)
-		return -1;
-	return written > cancelled ? (int64_t)(written - cancelled) : 0;
-}
-
-/*
  * The write budget: bytes written since start, from the kernel's count
  * when there is one ("proc", the checkpoint processes' own included), else the pages the store wrote ("sqlite",
  * a floor: it leaves out WAL checkpoints and every file but the store),
@@ -87,7 +60,7 @@ static void
 add_writes(cJSON *root, const struct app *app)
 {
 	cJSON		*w = cJSON_AddObjectToObject(root, "writes");
-	int64_t		 bytes = status_io_write_bytes("/proc/self/io");
+	int64_t		 bytes = procio_write_bytes("/proc/self/io");
 	const char	*source = "proc";
 	uint64_t	 stored = 0;
 

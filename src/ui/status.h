@@ -55,12 +55,6 @@ double	 status_ingest_rate(const struct app *);
 int	 status_history(const struct app *, int64_t *counts, size_t nb,
 	    int64_t *first, int64_t *since);
 
-/*
- * Bytes written to storage by the process path describes (a /proc/PID/io:
- * write_bytes less cancelled_write_bytes), -1 when it cannot tell.
- */
-int64_t	 status_io_write_bytes(const char *path);
-
 /* Resident set size of this process in bytes, 0 if unknown. */
 long	 status_rss_bytes(void);
 

@@ -19,6 +19,7 @@
 #include "core/buf.h"
 #include "core/embed.h"
 #include "core/limits.h"
+#include "core/procio.h"
 #include "ui/api.h"
 #include "ui/commands.h"
 #include "core/secret.h"
@@ -834,15 +835,15 @@ test_io_write_bytes(void **state)
 	io_file(path, "rchar: 6976\nwchar: 512\nsyscr: 10\nsyscw: 1\n"
 	    "read_bytes: 0\nwrite_bytes: 1234567890123\n"
 	    "cancelled_write_bytes: 123\n");
-	assert_int_equal(status_io_write_bytes(path), 1234567890000LL);
+	assert_int_equal(procio_write_bytes(path), 1234567890000LL);
 	/* more cancelled than written (a file truncated before writeback) */
 	io_file(path, "write_bytes: 4096\ncancelled_write_bytes: 8192\n");
-	assert_int_equal(status_io_write_bytes(path), 0);
+	assert_int_equal(procio_write_bytes(path), 0);
 	/* wchar is no disk write: without write_bytes the count is unknown */
 	io_file(path, "rchar: 1\nwchar: 4096\n");
-	assert_int_equal(status_io_write_bytes(path), -1);
+	assert_int_equal(procio_write_bytes(path), -1);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(status_io_write_bytes(path), -1);
+	assert_int_equal(procio_write_bytes(path), -1);
 	assert_int_equal(rmdir(dir), 0);
 }
 
