@@ -12,11 +12,12 @@
 # counters unchanged). Finally the job runs to its end complete, with every
 # held event stored (jobs_check.py judge).
 #
-# A kill's moment is chosen by the job's progress, not by time: once the
-# run committed a batch and the job counts a random 1 to 4 more windows
-# than were committed at the start of the run. Should the job end before
-# 12 kills landed in it, the kills go on with a new state directory and a
-# new job.
+# A kill's moment is chosen by the job's progress, not by time, as in
+# test_jobs_crash.sh (jobs_kill.py wait): at least one more window
+# committed in the run and a random 1 to 4 more counted than were
+# committed before it began; the first three runs of each job also wait
+# for one more finished batch. Should the job end before 12 kills landed
+# in it, the kills go on with a new state directory and a new job.
 . "$(dirname "$0")/lib.sh"
 use_relaysim
 KILLS=${CACHEBOX_CRASH_KILLS:-12}	# kills wanted with the job under way
@@ -41,46 +42,6 @@ AUTHORS=$(python3 -c 'import json,sys; print(",".join(a["pubkey"] for a in json.
 jobs=1
 D=$T/state.$jobs
 
-# committed_pages: the job's pages committed to the database (read-only).
-committed_pages() {
-	python3 - "$D/cachebox.db" <<'PY'
-import sqlite3, sys
-try:
-    c = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=10)
-    print(c.execute("SELECT coalesce(sum(requests), 0) FROM jobs").fetchone()[0])
-except sqlite3.Error:
-    print(0)
-PY
-}
-
-# kill_moment WANT: wait for this run's API, then until it committed a
-# batch and the job counts WANT pages, or the job ended. Polled every
-# 20 ms, so the kill lands at a random point of the page being filled.
-kill_moment() {
-	python3 - "$D/http.port" "$1" <<'PY' || true
-import json, os, sys, time, urllib.request
-port_file, want = sys.argv[1], int(sys.argv[2])
-end = time.monotonic() + 300
-while not os.path.exists(port_file) or os.path.getsize(port_file) == 0:
-    if time.monotonic() > end:
-        sys.exit(1)
-    time.sleep(0.02)
-base = f"http://127.0.0.1:{open(port_file).read().strip()}/api"
-while time.monotonic() < end:
-    try:
-        s = json.load(urllib.request.urlopen(f"{base}/status", timeout=10))
-        j = json.load(urllib.request.urlopen(f"{base}/jobs/list", timeout=10))
-    except OSError:
-        sys.exit(1)
-    job = j["jobs"][0] if j["jobs"] else None
-    if job is None or job["status"] not in ("pending", "running"):
-        sys.exit(0)
-    if s["ingest"]["transactions"] >= 1 and job["requests"] >= want:
-        sys.exit(0)
-    time.sleep(0.02)
-PY
-}
-
 # new_job: the job of this state directory, made on its first run.
 new_job() {
 	wait_for 30 cboxctl -d "$D" jobs new label=crash kinds=1 "authors=$AUTHORS" \
@@ -88,17 +49,24 @@ new_job() {
 }
 
 kills=0 midjob=0 inthis=0 violations=0 i=0 counts="" made=""
+KILL=$CACHEBOX_TESTS/integration/jobs_kill.py
 while [ $midjob -lt "$KILLS" ] && [ $i -lt $((KILLS * 6)) ]; do
 	i=$((i + 1))
 	rm -f "$D/http.port"	# a killed run leaves its own behind
-	base=$(committed_pages)
+	read -r base done <<<"$(python3 "$KILL" committed "$D/cachebox.db")"
 	"$CACHEBOXD" -d "$D" "${SETS[@]}" >>"$T/d.log" 2>&1 &
 	pid=$!
 	if [ "$made" != "$D" ]; then
 		new_job || { fail "job made in $D"; kill -KILL $pid; break; }
 		made=$D
 	fi
-	kill_moment $((base + $(python3 -c 'import random; print(random.randint(1, 4))')))
+	# the first three runs of a job each wait for one more finished batch
+	# as well, so batches finished before a kill are there to check
+	want_done=0
+	[ $inthis -lt 3 ] && want_done=$((done + 1))
+	python3 "$KILL" wait "$D/http.port" "$D/cachebox.db" "$base" \
+	    $((base + $(python3 -c 'import random; print(random.randint(1, 4))'))) \
+	    $want_done || true
 	if kill -KILL "$pid" 2>/dev/null; then
 		kills=$((kills + 1))
 	fi
@@ -108,7 +76,7 @@ while [ $midjob -lt "$KILLS" ] && [ $i -lt $((KILLS * 6)) ]; do
 		violations=$((violations + 1))
 		echo "    after kill $kills: $(cat "$T/cc.out")"
 	fi
-	counts="$counts $(sed -n 's/.*"stored": \([0-9]*\).*/\1/p' "$T/cc.out")"
+	counts="$counts $jobs:$(python3 "$KILL" committed "$D/cachebox.db" | cut -d' ' -f1)"
 	echo "    kill $kills: $(cat "$T/cc.out")"
 	if ! grep -q '"unfinished": 0,' "$T/cc.out"; then
 		midjob=$((midjob + 1)) inthis=$((inthis + 1))
@@ -121,9 +89,12 @@ done
 check "killed $kills times with SIGKILL, $midjob with the job under way ($jobs jobs)" \
     test "$midjob" -ge "$KILLS"
 steps=$(echo $counts | tr ' ' '\n' | sort -u | wc -l)
-check "batches finished between kills, so redoing one would show ($(cat "$D.finished" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'))" \
-    test "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$D.finished")" -ge 3
-check "the store grew across the kills ($steps distinct sizes)" test "$steps" -ge 8
+finished=$(python3 -c 'import json,sys
+print(sum(len(json.load(open(f))) for f in sys.argv[1:]))' "$T"/state.*.finished)
+check "batches finished between kills, so redoing one would show ($finished)" \
+    test "$finished" -ge 3
+check "every run committed more of the job ($steps distinct points)" \
+    test "$steps" -ge "$KILLS"
 check "no cursor past uncommitted data, no batch done twice ($violations bad)" \
     test "$violations" -eq 0
 check "the last run finishes the job and exits 0" \
