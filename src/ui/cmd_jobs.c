@@ -48,6 +48,7 @@ arg_job(const char *cmd, const cJSON *args, int64_t *id)
 	char		*end;
 	long long	 v;
 
+	*id = 0;	/* no job: the error object may be NULL (out of memory) */
 	if (s == NULL || *s == '\0')
 		return commands_error("%s: job: missing (a job number)", cmd);
 	v = strtoll(s, &end, 10);

@@ -200,7 +200,7 @@ static void
 test_queries_go_to_v4_server(void **state)
 {
 	char		 list[64];
-	uint16_t	 port;
+	uint16_t	 port = 0;
 	int		 fd = udp_server(AF_INET, &port);
 
 	assert_int_not_equal(fd, -1);
@@ -214,7 +214,7 @@ static void
 test_queries_go_to_v6_server(void **state)
 {
 	char		 list[64];
-	uint16_t	 port;
+	uint16_t	 port = 0;
 	int		 fd = udp_server(AF_INET6, &port);
 
 	if (fd == -1)

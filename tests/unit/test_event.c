@@ -200,7 +200,7 @@ vec_row(char **f)
 static void
 test_bip340_vectors(void **state)
 {
-	char		 path[4096], line[2048], *f[8];
+	char		 path[4096], line[2048], *f[8] = { NULL };
 	const char	*dir = getenv("CACHEBOX_TESTS");
 	FILE		*fp;
 	int		 rows = 0, signing = 0;
