@@ -136,22 +136,25 @@ ckpt_catch_up(struct store_ckpt *ck, sqlite3 *db)
  * has taken the WAL up to a commit past the limit, writers that can wait
  * (an import) are asked to hold until the process has copied what the
  * commits since added (store_ckpt_holding); the next transaction then
- * restarts the WAL. Writers that do not hold (a drain) could still leave
- * it no gap: past the catch-up mark the process is asked no more and the
- * first commit after its last reply copies what is left, in the loop.
+ * restarts the WAL. That comes first even past the catch-up mark: after
+ * a restart the process's first copies reach the last commit only while
+ * the next batch is open, and the batch after that passed the mark. Writers
+ * that do not hold (a drain) could still leave it no gap: past the mark,
+ * with a hold already asked or no whole copy to hold on, the process is
+ * asked no more and the first commit after its last reply copies what is
+ * left, in the loop.
  */
 static void
 proc_committed(struct store_ckpt *ck)
 {
-	if (ck->frames >= ck->catch_up && !ck->asked) {
-		ckpt_catch_up(ck, store_db(ck->st));
-		return;
-	}
 	if (!ck->hold && ck->frames >= ck->pages && ck->last_log > 0 &&
 	    ck->stats.left == 0) {
 		ck->hold = true;
 		ck->hold_ms = loop_now_ms(ck->loop);
+		return;
 	}
+	if (ck->frames >= ck->catch_up && !ck->asked)
+		ckpt_catch_up(ck, store_db(ck->st));
 }
 
 /* After every commit of the store's connection (SQLite's WAL hook). */

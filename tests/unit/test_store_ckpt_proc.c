@@ -2,8 +2,8 @@
  * test_store_ckpt_proc.c — the checkpoint process (store/ckpt_proc.c) on a
  * real store and a real loop: the copy is the child's (the loop copies
  * nothing itself) and the next commit restarts the WAL; a commit past the
- * limit after a copy asks writers to hold until the child has copied it;
- * writers that give the child no turn meet the loop's catch-up copy;
+ * limit after a copy asks writers to hold until the child has copied it,
+ * past the catch-up mark too; writers that give the child no turn meet the loop's catch-up copy;
  * a child killed with SIGKILL is reaped, another child starts and
  * checkpoints in its stead, and every row is
  * there and the file sound afterwards; a child that cannot run is seen as
@@ -169,6 +169,55 @@ test_hold(void **state)
 	write_rows(fx, 4);
 	assert_true(store_ckpt_frames(ck) < PAGES);
 	check_file(fx, 8 * 16 + 1 + 4);
+	store_ckpt_free(ck);
+	loop_free(l);
+}
+
+/*
+ * After a restart the child's first copies reach the last commit only
+ * while the next batch is open, and that batch's commit is past the
+ * catch-up mark: it asks writers to hold, as any commit after a whole
+ * copy does, and the loop copies nothing; the child's copy of it then
+ * lets the next commit restart the WAL.
+ */
+static void
+test_hold_past_mark(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_ckpt	*ck;
+	struct loop		*l;
+	int			 i;
+
+	assert_non_null(l = loop_new());
+	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
+	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	assert_int_equal(store_ckpt_use_process(ck), 0);
+	store_ckpt_set_catch_up(ck, 4 * PAGES);
+	for (i = 0; i < 5; i++)
+		write_rows(fx, 16);
+	assert_true(store_ckpt_frames(ck) >= PAGES);
+	assert_true(store_ckpt_frames(ck) < 4 * PAGES);
+	/* The next batch opens before the child's whole copy. */
+	assert_int_equal(store_begin(fx->st), 0);
+	assert_int_equal(fixture_int(fx, "SELECT count(*) FROM ckpt_t"),
+	    5 * 16);
+	wait_completions(l, ck, 1);
+	assert_int_equal(store_exec(fx->st, "WITH RECURSIVE c(i) AS (SELECT 1 "
+	    "UNION ALL SELECT i + 1 FROM c WHERE i < 4 * 64) INSERT INTO "
+	    "ckpt_t SELECT randomblob(3000) FROM c"), 0);
+	assert_int_equal(store_commit(fx->st), 0);
+	assert_true(store_ckpt_frames(ck) >= 4 * PAGES);	/* past the mark */
+	assert_true(store_ckpt_holding(ck));
+	assert_int_equal(store_ckpt_stats(ck)->catch_ups, 0);
+	for (i = 0; i < TURNS && store_ckpt_holding(ck); i++)
+		assert_int_equal(loop_run_once(l, 100), 0);
+	assert_false(store_ckpt_holding(ck));
+	assert_int_equal(store_ckpt_stats(ck)->completions, 2);
+	write_rows(fx, 4);
+	assert_true(store_ckpt_frames(ck) < PAGES);	/* restarted */
+	assert_int_equal(store_ckpt_stats(ck)->catch_ups, 0);
+	assert_int_equal(store_ckpt_stats(ck)->hold_timeouts, 0);
+	check_file(fx, 5 * 16 + 4 * 64 + 4);
 	store_ckpt_free(ck);
 	loop_free(l);
 }
@@ -340,6 +389,8 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_past_mark, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_child_cannot_run, setup,
