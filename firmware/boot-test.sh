@@ -22,7 +22,8 @@
 # reaching systemd) with a box key made on this boot; the status page
 # answers through the forwarded port and the console on hvc0 with the same
 # key; host name cachebox, avahi-daemon announcing cachebox.local, root
-# locked, no SSH server and no host keys; a daemon stopped with SIGSTOP
+# locked, no SSH server and no host keys; the checkpoint process (the
+# daemon's child) running as cachebox in the unit's sandbox; a daemon stopped with SIGSTOP
 # (its loop no longer turning) killed by the watchdog and restarted with the
 # same key; a clean shutdown (cacheboxd stopped with success, the root file
 # system clean).
@@ -171,6 +172,23 @@ printf '       %-50s %s KiB (%s MiB)\n' "VmRSS (/proc on the board)" "$rss_kb" \
 printf '       %-50s %s bytes (%s MiB)\n' "rss_bytes (status page)" "${web_rss:-?}" \
     "$(python3 -c "print('%.1f' % (int('${web_rss:-0}') / 1048576))")"
 [ -n "$rss_kb" ] && done_ok || done_fail "no VmRSS"
+
+# The WAL's checkpoint is copied by a child that is the daemon's own binary
+# run again (src/store/ckpt_proc.c): the unit's sandbox must let it start.
+step "the checkpoint process runs under the unit's sandbox"
+ok=1
+expect "status: checkpoint.process" "$(python3 -c 'import json,sys
+print(str(json.load(open(sys.argv[1])).get("checkpoint", {}).get("process")).lower())' "$work/status.json")" \
+    true || ok=0
+child=$(probe "for p in \$(cat /proc/$pid/task/*/children); do grep -qa -- --checkpoint-process /proc/\$p/cmdline && echo \$p; done" || true)
+printf '       %-50s %s\n' "its pid" "${child:-none}"
+[ -n "$child" ] || ok=0
+if [ -n "$child" ]; then
+	expect "its user" "$(probe "stat -c %U /proc/$child" || true)" cachebox || ok=0
+	crss=$(probe "awk '/^VmRSS:/ { print \$2 }' /proc/$child/status" || true)
+	printf '       %-50s %s KiB\n' "its VmRSS (/proc on the board)" "${crss:-?}"
+fi
+[ "$ok" -eq 1 ] && done_ok || done_fail "see above"
 
 # A loop that stops turning: SIGSTOP stops the keep-alives exactly as a
 # stuck loop would (they come from a loop timer). Within WatchdogSec of the

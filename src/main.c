@@ -437,7 +437,9 @@ start_sync(struct app *app)
 		return -1;
 	}
 	/* Without it SQLite checkpoints inside the commits, as before. */
-	if ((app->ckpt = store_ckpt_new(app->loop, app->store, 0)) == NULL)
+	if ((app->ckpt = store_ckpt_new(app->loop, app->store,
+	    (int)config_get_int(app->cfg, "store.checkpoint_mib") *
+	    (1024 * 1024 / STORE_PAGE_BYTES))) == NULL)
 		log_warnx("store: checkpoints stay inside the commits");
 	else if (store_ckpt_use_process(app->ckpt) == -1)
 		log_warnx("store: checkpoints stay in the loop");

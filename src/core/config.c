@@ -110,6 +110,11 @@ static const struct cfg_def cfg_table[] = {
 	{ .name = "store.cache_kib", .type = CFG_INT, .def = "1024",
 	  .min = 256, .max = 262144, .unit = "KiB",
 	  .help = "SQLite page cache" },
+	{ .name = "store.checkpoint_mib", .type = CFG_INT, .def = "64",
+	  .min = 1, .max = 1024, .unit = "MiB",
+	  .help = "WAL size past which its pages are copied into the database "
+	  "(a checkpoint): larger, fewer writes to the card; smaller, less "
+	  "to read back after a power cut" },
 	{ .name = CONFIG_ADMIN_TOKEN, .type = CFG_TOKEN, .def = "",
 	  .help = "the admin password: changes from the status page and the "
 	  "web API need it (sent as a bearer token; kept only as a salted "

@@ -72,9 +72,9 @@
  * is the same either way). A 64 MiB WAL costs a second or two of reading
  * after a power cut.
  */
-#define STORE_WAL_CHECKPOINT_PAGES	16000		/* WAL pages past which a commit checkpoints (wal_autocheckpoint) */
+#define STORE_WAL_CHECKPOINT_PAGES	16384		/* WAL pages past which a commit checkpoints (wal_autocheckpoint) until the daemon's checkpoint takes over; its own limit is store.checkpoint_mib, 64 MiB by default, the same */
 #define STORE_CKPT_SETTLE_MS		300		/* between the steps of the daemon's checkpoint (store/checkpoint.h): the copied pages are written out meanwhile, ms */
-#define STORE_WAL_CATCH_UP_PAGES	32000		/* WAL pages past which a commit copies the whole WAL at once (a steady import leaves the steps no turn between transactions, and the WAL would not restart) */
+#define STORE_WAL_CATCH_UP_TIMES	2		/* the WAL's limit times this: past it a commit copies the whole WAL at once (a steady import leaves the steps no turn between transactions, and the WAL would not restart) */
 #define STORE_CKPT_HOLD_MS		2000		/* an import waits at most this long for the checkpoint process's copy that lets the WAL restart, ms */
 #define STORE_CKPT_PROC_RESTART_MS	1000		/* after the checkpoint process died, the next one starts this much later (the loop's own steps checkpoint meanwhile), ms */
 #define STORE_CKPT_PROC_STOP_MS		5000		/* at the daemon's stop, the checkpoint process is given this long to finish its copy before SIGKILL, ms */

@@ -183,7 +183,7 @@ ckpt_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	 * a WAL copied whole, and under a steady stream of commits (an
 	 * import) the steps never see one between two batches: the WAL grew
 	 * without end (371 MB for 100,000 imported events). Past
-	 * STORE_WAL_CATCH_UP_PAGES the whole WAL is copied here, right after
+	 * the catch-up mark (STORE_WAL_CATCH_UP_TIMES the limit) the whole WAL is copied here, right after
 	 * the commit and before the next transaction, as SQLite's own
 	 * checkpoint does: one long turn, the WAL bounded.
 	 */
@@ -358,7 +358,7 @@ store_ckpt_new(struct loop *loop, struct store *st, int pages)
 	ck->loop = loop;
 	ck->st = st;
 	ck->pages = pages > 0 ? pages : STORE_WAL_CHECKPOINT_PAGES;
-	ck->catch_up = STORE_WAL_CATCH_UP_PAGES;
+	ck->catch_up = STORE_WAL_CATCH_UP_TIMES * ck->pages;
 	ck->wal_fd = -1;
 	ck->snap = ckpt_open(path, SQLITE_OPEN_READONLY);
 	ck->ck = ckpt_open(path, SQLITE_OPEN_READWRITE);

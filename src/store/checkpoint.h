@@ -4,8 +4,8 @@
  * SQLite's own checkpoint runs inside the commit that crosses the WAL
  * limit: it syncs the WAL, copies every page into the database and syncs
  * the database, one turn of the loop (100-300 ms at 16,000 pages on the
- * test machine, during an import). Taken over here, the same limit
- * (STORE_WAL_CHECKPOINT_PAGES) is reached in three steps, each in a turn
+ * test machine, during an import). Taken over here, a limit of the
+ * daemon's (store.checkpoint_mib) is reached in three steps, each in a turn
  * of its own in which nothing was committed:
  *
  *   1. a second, read-only connection takes a snapshot at the WAL's end;
@@ -26,7 +26,8 @@
  * With store_ckpt_use_process the copies are a child process's instead
  * (store/ckpt_proc.h), and the three steps run only while it is down:
  * the loop asks and polls for its answers and copies nothing itself,
- * except past STORE_WAL_CATCH_UP_PAGES (writers that leave it no gap).
+ * except past the catch-up mark, STORE_WAL_CATCH_UP_TIMES the limit
+ * (writers that leave it no gap).
  */
 #ifndef CACHEBOX_STORE_CHECKPOINT_H
 #define CACHEBOX_STORE_CHECKPOINT_H
@@ -53,7 +54,7 @@ struct store_ckpt_stats {
 
 /*
  * Frames of the WAL past which a commit copies the whole WAL at once
- * (STORE_WAL_CATCH_UP_PAGES unless a test sets another).
+ * (STORE_WAL_CATCH_UP_TIMES the limit unless a test sets another).
  */
 struct store_ckpt;
 void	store_ckpt_set_catch_up(struct store_ckpt *, int frames);

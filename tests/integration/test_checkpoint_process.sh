@@ -3,8 +3,9 @@
 # runs as the daemon's child; SIGKILLed, it is reaped, the daemon keeps
 # answering and starts another; it exits with the daemon's clean stop, and
 # dies with the daemon when the daemon is SIGKILLed. That it copies the
-# WAL and lets it restart is test_store_ckpt_proc's (a WAL past the
-# daemon's limit is 64 MB).
+# WAL and lets it restart is test_store_ckpt_proc's; here, that the
+# daemon's limit is store.checkpoint_mib (an import past 1 MiB is copied
+# by the process, the same import under the default 64 MiB not at all).
 . "$(dirname "$0")/lib.sh"
 
 D=$T/state
@@ -53,4 +54,33 @@ check "the database opens sound" python3 -c "
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 sys.exit(c.execute('PRAGMA integrity_check').fetchone()[0] != 'ok')" "$D/cachebox.db"
+
+# store.checkpoint_mib: the WAL size the daemon copies at. An import of
+# 3,000 events (several MiB of WAL) with 1 MiB: the checkpoint process
+# copies and the loop never does; with the default 64 MiB, no copy at all.
+at_least() { [ "$(status "$1")" -ge "$2" ]; }
+G=$T/gen
+mkdir -m 700 "$G"
+$EMU "$CACHEBOX_BUILD/tests/integration/prog_relayd" gen "$G" 3000 7 20 >/dev/null
+cboxctl -d "$G" export "$T/ev.jsonl" 2>/dev/null
+for mib in 1 64; do
+	D=$T/lim$mib
+	start_daemon -d "$D" --set relays.bootstrap= --set http.listen=127.0.0.1:0 \
+	    --set store.checkpoint_mib=$mib
+	check "checkpoint_mib $mib: control socket appears" \
+	    wait_for 30 test -S "$D/cacheboxd.sock"
+	cboxctl -d "$D" import "$T/ev.jsonl" >"$T/import.out" 2>&1 || true
+	check "checkpoint_mib $mib: the import stored 3000" \
+	    grep -q 'stored: 3000' "$T/import.out"
+	if [ $mib = 1 ]; then
+		check "checkpoint_mib 1: the checkpoint process copied" \
+		    wait_for 30 at_least checkpoint.completions 1
+	else
+		check "checkpoint_mib 64: nothing copied" \
+		    field_is checkpoint.completions 0
+	fi
+	check "checkpoint_mib $mib: the loop copied nothing" \
+	    field_is checkpoint.catch_ups 0
+	stop_daemon
+done
 finish

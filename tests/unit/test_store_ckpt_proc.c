@@ -39,6 +39,7 @@
 #include "store_fixture.h"
 
 #define PAGES	64		/* the test's WAL limit */
+#define NO_CATCH_UP	(1 << 30)	/* a catch-up mark never reached: test_catch_up has its own */
 #define TURNS	100000		/* turns waited for a condition, at most */
 #define EMU_ARGS 8		/* words of CACHEBOX_EMULATOR, at most */
 
@@ -111,6 +112,7 @@ test_copies(void **state)
 	assert_non_null(l = loop_new());
 	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
 	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	assert_true(store_ckpt_process_pid(ck) > 0);
 	for (i = 0; i < 8; i++)
@@ -147,6 +149,7 @@ test_hold(void **state)
 	assert_non_null(l = loop_new());
 	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
 	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	for (i = 0; i < 8; i++)
 		write_rows(fx, 16);
@@ -238,7 +241,7 @@ test_catch_up(void **state)
 	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
 	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
 	assert_int_equal(store_ckpt_use_process(ck), 0);
-	store_ckpt_set_catch_up(ck, 2 * PAGES);
+	/* The mark: twice the limit (STORE_WAL_CATCH_UP_TIMES). */
 	for (i = 0; i < 40; i++) {
 		write_rows(fx, 16);
 		if (store_ckpt_frames(ck) > most)
@@ -264,6 +267,7 @@ test_killed(void **state)
 	assert_non_null(l = loop_new());
 	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
 	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	assert_true((pid = store_ckpt_process_pid(ck)) > 0);
 	assert_int_equal(kill(pid, SIGKILL), 0);
@@ -340,6 +344,7 @@ test_fallback(void **state)
 	assert_non_null(l = loop_new());
 	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
 	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
 	ckpt_proc_set_runner(no_runner);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	for (i = 0; i < 8; i++)
