@@ -149,8 +149,10 @@ http_get "$sim_http/truth?mode=match&format=json&filter=%7B%7D" |
     >"$work/all.ids"
 done_ok "$url_a $url_b $url_c, uplink $peer_url; $(wc -l <"$work/all.ids") events in the network"
 
-# What the test copy gets besides boot-test's parts: the drain and the
-# uplink, in the configuration file.
+# What the test copy gets besides boot-test's parts: the drain, the
+# uplink and a WAL limit of 1 MiB (the drain's WAL never reaches the
+# default 64, and cuts should land while the checkpoint process copies),
+# in the configuration file.
 add_network() {
 	cat >>"$1/etc/cachebox/cachebox.conf" <<-EOF
 
@@ -159,6 +161,8 @@ add_network() {
 	follow.roots = $root_pk
 	backfill.pace_ms = $pace_ms
 	uplink.url = $peer_url
+	# the checkpoint process copies every MiB of WAL, so cuts land in copies
+	store.checkpoint_mib = 1
 	EOF
 }
 
