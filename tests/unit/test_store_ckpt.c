@@ -24,45 +24,8 @@
 #include "store/store_sql.h"
 
 #include "store_fixture.h"
+#include "ckpt_fixture.h"
 
-#define PAGES	64	/* the test's WAL limit */
-#define NO_CATCH_UP	(1 << 30)	/* a catch-up mark never reached: test_catch_up has its own */
-
-/* One transaction of n rows of 3,000 bytes (about n pages). */
-static void
-write_rows(struct fixture *fx, int n)
-{
-	char	sql[128];
-
-	snprintf(sql, sizeof(sql), "WITH RECURSIVE c(i) AS (SELECT 1 UNION "
-	    "ALL SELECT i + 1 FROM c WHERE i < %d) INSERT INTO ckpt_t "
-	    "SELECT randomblob(3000) FROM c", n);
-	assert_int_equal(store_begin(fx->st), 0);
-	assert_int_equal(store_exec(fx->st, sql), 0);
-	assert_int_equal(store_commit(fx->st), 0);
-}
-
-/* Rows and integrity as a fresh connection sees them. */
-static void
-check_file(struct fixture *fx, int64_t rows)
-{
-	sqlite3		*db;
-	sqlite3_stmt	*q;
-
-	assert_int_equal(sqlite3_open_v2(store_path(fx->st), &db,
-	    SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM ckpt_t",
-	    -1, &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int64(q, 0), rows);
-	sqlite3_finalize(q);
-	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1,
-	    &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_string_equal((const char *)sqlite3_column_text(q, 0), "ok");
-	sqlite3_finalize(q);
-	sqlite3_close(db);
-}
 
 static void
 test_steps(void **state)
@@ -72,9 +35,7 @@ test_steps(void **state)
 	int			 i, before, grown;
 	uint64_t		 t = 1000000;
 
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(NULL, fx->st, PAGES));
-	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
+	ck = ckpt_start(fx, NULL, NO_CATCH_UP);
 
 	/* Four times the limit: no commit checkpoints, the WAL only grows. */
 	before = 0;
@@ -144,9 +105,8 @@ test_catch_up(void **state)
 	struct store_ckpt	*ck;
 	int			 i, most = 0;
 
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(NULL, fx->st, PAGES));
 	/* The mark: twice the limit (STORE_WAL_CATCH_UP_TIMES). */
+	ck = ckpt_start(fx, NULL, 0);
 	for (i = 0; i < 40; i++) {
 		write_rows(fx, 16);
 		if (store_ckpt_frames(ck) > most)
@@ -169,9 +129,7 @@ test_hook(void **state)
 	int			 i;
 
 	assert_non_null(l = loop_new());
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
-	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
+	ck = ckpt_start(fx, l, NO_CATCH_UP);
 	for (i = 0; i < 8; i++)
 		write_rows(fx, 16);
 	assert_true(store_ckpt_frames(ck) >= PAGES);

@@ -37,9 +37,8 @@
 #include "store/store_sql.h"
 
 #include "store_fixture.h"
+#include "ckpt_fixture.h"
 
-#define PAGES	64		/* the test's WAL limit */
-#define NO_CATCH_UP	(1 << 30)	/* a catch-up mark never reached: test_catch_up has its own */
 #define TURNS	100000		/* turns waited for a condition, at most */
 #define EMU_ARGS 8		/* words of CACHEBOX_EMULATOR, at most */
 
@@ -52,42 +51,6 @@ static const char *const *emu_runner;
 static const char *const no_runner[] = {
 	"/nonexistent/cachebox-no-such-emulator", NULL
 };
-
-/* One transaction of n rows of 3,000 bytes (about n pages). */
-static void
-write_rows(struct fixture *fx, int n)
-{
-	char	sql[128];
-
-	snprintf(sql, sizeof(sql), "WITH RECURSIVE c(i) AS (SELECT 1 UNION "
-	    "ALL SELECT i + 1 FROM c WHERE i < %d) INSERT INTO ckpt_t "
-	    "SELECT randomblob(3000) FROM c", n);
-	assert_int_equal(store_begin(fx->st), 0);
-	assert_int_equal(store_exec(fx->st, sql), 0);
-	assert_int_equal(store_commit(fx->st), 0);
-}
-
-/* Rows and integrity as a fresh connection sees them. */
-static void
-check_file(struct fixture *fx, int64_t rows)
-{
-	sqlite3		*db;
-	sqlite3_stmt	*q;
-
-	assert_int_equal(sqlite3_open_v2(store_path(fx->st), &db,
-	    SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM ckpt_t",
-	    -1, &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int64(q, 0), rows);
-	sqlite3_finalize(q);
-	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1,
-	    &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_string_equal((const char *)sqlite3_column_text(q, 0), "ok");
-	sqlite3_finalize(q);
-	sqlite3_close(db);
-}
 
 /* Turns of l until the checkpoints completed reach n. */
 static void
@@ -110,9 +73,7 @@ test_copies(void **state)
 	int			 i, grown;
 
 	assert_non_null(l = loop_new());
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
-	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
+	ck = ckpt_start(fx, l, NO_CATCH_UP);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	assert_true(store_ckpt_process_pid(ck) > 0);
 	for (i = 0; i < 8; i++)
@@ -147,9 +108,7 @@ test_hold(void **state)
 	int			 i;
 
 	assert_non_null(l = loop_new());
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
-	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
+	ck = ckpt_start(fx, l, NO_CATCH_UP);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	for (i = 0; i < 8; i++)
 		write_rows(fx, 16);
@@ -192,10 +151,8 @@ test_hold_past_mark(void **state)
 	int			 i;
 
 	assert_non_null(l = loop_new());
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	ck = ckpt_start(fx, l, 4 * PAGES);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
-	store_ckpt_set_catch_up(ck, 4 * PAGES);
 	for (i = 0; i < 5; i++)
 		write_rows(fx, 16);
 	assert_true(store_ckpt_frames(ck) >= PAGES);
@@ -238,8 +195,7 @@ test_catch_up(void **state)
 	int			 i, most = 0;
 
 	assert_non_null(l = loop_new());
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
+	ck = ckpt_start(fx, l, 0);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	/* The mark: twice the limit (STORE_WAL_CATCH_UP_TIMES). */
 	for (i = 0; i < 40; i++) {
@@ -265,9 +221,7 @@ test_killed(void **state)
 	int			 i;
 
 	assert_non_null(l = loop_new());
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
-	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
+	ck = ckpt_start(fx, l, NO_CATCH_UP);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	assert_true((pid = store_ckpt_process_pid(ck)) > 0);
 	assert_int_equal(kill(pid, SIGKILL), 0);
@@ -342,9 +296,7 @@ test_fallback(void **state)
 
 	assert_true(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
 	assert_non_null(l = loop_new());
-	assert_int_equal(store_exec(fx->st, "CREATE TABLE ckpt_t(b BLOB)"), 0);
-	assert_non_null(ck = store_ckpt_new(l, fx->st, PAGES));
-	store_ckpt_set_catch_up(ck, NO_CATCH_UP);
+	ck = ckpt_start(fx, l, NO_CATCH_UP);
 	ckpt_proc_set_runner(no_runner);
 	assert_int_equal(store_ckpt_use_process(ck), 0);
 	for (i = 0; i < 8; i++)
