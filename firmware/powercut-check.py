@@ -3,8 +3,9 @@
 
 Reads a copy of cachebox.db and its -wal as the card held them after a cut
 (firmware/powercut-test.sh dumps them from the replayed root file system)
-and prints one JSON line: the WAL's frames (all, and those up to its last
-commit whose checksums chain, i.e. what SQLite's recovery keeps), then,
+and prints one JSON line: the WAL's frames (those of its current run, those
+up to its last commit whose checksums chain, i.e. what SQLite's recovery
+keeps, and all in the file, earlier runs' included), then,
 after SQLite opened the copy (which recovers the WAL), PRAGMA
 integrity_check, the events stored and the cursor rows still draining.
 Exits 1 when integrity_check is not "ok".
@@ -29,39 +30,51 @@ def wal_checksum(data, s0, s1, big):
 
 
 def wal_frames(path):
-    """(frames in the file, frames up to the last valid commit)."""
+    """(frames of the WAL's current run, frames up to its last valid commit,
+    frames in the file).
+
+    After a checkpoint the WAL starts over from its start with new salts,
+    and the file keeps the frames of its earlier runs past the new ones
+    (already copied into the database): the current run ends at the first
+    frame whose salts are not the header's.
+    """
     if not os.path.exists(path) or os.path.getsize(path) < 32:
-        return 0, 0
+        return 0, 0, 0
     with open(path, "rb") as f:
         data = f.read()
     magic, _, psize, _, salt1, salt2, c0, c1 = struct.unpack(">8I", data[:32])
     if magic not in WAL_MAGIC:
-        return 0, 0
+        return 0, 0, 0
     big = magic & 1
     s0, s1 = wal_checksum(data[:24], 0, 0, big)
     if (s0, s1) != (c0, c1):
-        return 0, 0
+        return 0, 0, 0
     fsize = 24 + psize
     total = (len(data) - 32) // fsize
-    committed = 0
+    current = committed = 0
+    chained = True
     for i in range(total):
         off = 32 + i * fsize
         pgno, commit, fs1, fs2, fc0, fc1 = struct.unpack(">6I", data[off:off + 24])
         if (fs1, fs2) != (salt1, salt2):
             break
+        current = i + 1
+        if not chained:
+            continue
         s0, s1 = wal_checksum(data[off:off + 8], s0, s1, big)
         s0, s1 = wal_checksum(data[off + 24:off + fsize], s0, s1, big)
         if (s0, s1) != (fc0, fc1):
-            break
-        if commit:
+            chained = False
+        elif commit:
             committed = i + 1
-    return total, committed
+    return current, committed, total
 
 
 def main():
     db = sys.argv[1]
-    total, committed = wal_frames(db + "-wal")
-    out = {"wal_frames": total, "wal_committed": committed}
+    current, committed, total = wal_frames(db + "-wal")
+    out = {"wal_frames": current, "wal_committed": committed,
+           "wal_file_frames": total}
     con = sqlite3.connect(db)
     try:
         out["integrity"] = "; ".join(r[0] for r in con.execute("PRAGMA integrity_check"))
