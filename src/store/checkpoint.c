@@ -182,10 +182,11 @@ ckpt_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	 * The WAL restarts from its start only when a transaction begins on
 	 * a WAL copied whole, and under a steady stream of commits (an
 	 * import) the steps never see one between two batches: the WAL grew
-	 * without end (371 MB for 100,000 imported events). Past
-	 * the catch-up mark (STORE_WAL_CATCH_UP_TIMES the limit) the whole WAL is copied here, right after
-	 * the commit and before the next transaction, as SQLite's own
-	 * checkpoint does: one long turn, the WAL bounded.
+	 * without end (371 MB for 100,000 imported events). Past the
+	 * catch-up mark (STORE_WAL_CATCH_UP_TIMES the limit) the whole WAL is
+	 * copied here, right after the commit and before the next
+	 * transaction, as SQLite's own checkpoint does: one long turn, the
+	 * WAL bounded.
 	 */
 	if (ck->proc != NULL)
 		proc_committed(ck);
