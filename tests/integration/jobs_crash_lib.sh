@@ -17,6 +17,8 @@
 # directory.
 jobs_crash_run() {
 	local step_max=$1 match
+	local CHECK=$CACHEBOX_TESTS/integration/jobs_check.py
+	local KILL=$CACHEBOX_TESTS/integration/jobs_kill.py
 	shift
 	match=("$@")
 	relaysim_start "$T/sim.json" 600 || { fail "relaysim starts"; finish; exit 1; }
@@ -33,7 +35,6 @@ jobs_crash_run() {
 	}
 
 	kills=0 midjob=0 inthis=0 violations=0 i=0 counts="" made=""
-	KILL=$CACHEBOX_TESTS/integration/jobs_kill.py
 	while [ $midjob -lt "$KILLS" ] && [ $i -lt $((KILLS * 6)) ]; do
 		i=$((i + 1))
 		rm -f "$D/http.port"	# a killed run leaves its own behind

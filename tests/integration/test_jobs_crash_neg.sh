@@ -21,7 +21,6 @@
 . "$(dirname "$0")/lib.sh"
 use_relaysim
 KILLS=${CACHEBOX_CRASH_KILLS:-12}	# kills wanted with the job under way
-CHECK=$CACHEBOX_TESTS/integration/jobs_check.py
 
 cat > "$T/sim.json" <<'JSON'
 {"dataset": {"authors": 20, "events": 20000, "seed": 22},
